@@ -1,0 +1,158 @@
+use bytes::{BufMut, BytesMut};
+use serde::Serialize;
+
+use super::{ErrorObject, Id};
+
+#[derive(Serialize)]
+struct Envelope<'a, P: ?Sized, R: ?Sized> {
+    jsonrpc: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    id: Option<&'a Id>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    method: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    params: Option<&'a P>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    result: Option<&'a R>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a ErrorObject>,
+}
+
+/// Marker for "no such member": never serialized.
+type Absent = ();
+
+fn write<P: Serialize + ?Sized, R: Serialize + ?Sized>(
+    buf: &mut BytesMut,
+    env: &Envelope<'_, P, R>,
+) -> Result<(), serde_json::Error> {
+    serde_json::to_writer(buf.writer(), env)
+}
+
+/// Appends a request to `buf` as compact JSON (no line end).
+pub fn encode_request<P: Serialize + ?Sized>(
+    buf: &mut BytesMut,
+    id: &Id,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    write::<P, Absent>(
+        buf,
+        &Envelope {
+            jsonrpc: "2.0",
+            id: Some(id),
+            method: Some(method),
+            params,
+            result: None,
+            error: None,
+        },
+    )
+}
+
+/// Appends a notification to `buf` as compact JSON (no line end).
+pub fn encode_notification<P: Serialize + ?Sized>(
+    buf: &mut BytesMut,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    write::<P, Absent>(
+        buf,
+        &Envelope {
+            jsonrpc: "2.0",
+            id: None,
+            method: Some(method),
+            params,
+            result: None,
+            error: None,
+        },
+    )
+}
+
+/// Appends a success response to `buf` as compact JSON (no line end).
+pub fn encode_result<R: Serialize + ?Sized>(
+    buf: &mut BytesMut,
+    id: &Id,
+    result: &R,
+) -> Result<(), serde_json::Error> {
+    write::<Absent, R>(
+        buf,
+        &Envelope {
+            jsonrpc: "2.0",
+            id: Some(id),
+            method: None,
+            params: None,
+            result: Some(result),
+            error: None,
+        },
+    )
+}
+
+/// Appends an error response to `buf` as compact JSON (no line end). `id` is
+/// `None` when the request's id could not be read; it is then sent as `null`.
+pub fn encode_error_response(
+    buf: &mut BytesMut,
+    id: Option<&Id>,
+    error: &ErrorObject,
+) -> Result<(), serde_json::Error> {
+    #[derive(Serialize)]
+    struct ErrorEnvelope<'a> {
+        jsonrpc: &'static str,
+        id: Option<&'a Id>,
+        error: &'a ErrorObject,
+    }
+    serde_json::to_writer(
+        buf.writer(),
+        &ErrorEnvelope {
+            jsonrpc: "2.0",
+            id,
+            error,
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+
+    use super::*;
+    use crate::jsonrpc::{ErrorCode, Message, Payload};
+
+    #[test]
+    fn encoded_messages_parse_back() {
+        let mut buf = BytesMut::new();
+        encode_request(&mut buf, &Id::Number(0), "ping", None::<&()>).unwrap();
+        assert_eq!(&buf[..], br#"{"jsonrpc":"2.0","id":0,"method":"ping"}"#);
+        let Message::Request(r) = Message::parse(buf.split().freeze()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            (r.id, r.method.as_str(), r.params),
+            (Id::Number(0), "ping", None)
+        );
+
+        let params = serde_json::json!({"name": "echo", "arguments": {"x": "a\nb"}});
+        encode_notification(&mut buf, "n", Some(&params)).unwrap();
+        assert!(!buf.contains(&b'\n'), "compact JSON escapes newlines");
+        let Message::Notification(n) = Message::parse(buf.split().freeze()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            n.params
+                .unwrap()
+                .deserialize::<serde_json::Value>()
+                .unwrap(),
+            params
+        );
+
+        let data = Payload::from_json(Bytes::from_static(b"{\"k\":1}")).unwrap();
+        let mut err = ErrorObject::new(ErrorCode::METHOD_NOT_FOUND, "nope");
+        err.data = Some(data);
+        encode_error_response(&mut buf, None, &err).unwrap();
+        let Message::Response(r) = Message::parse(buf.split().freeze()).unwrap() else {
+            panic!()
+        };
+        assert_eq!((r.id, r.outcome), (None, Err(err)));
+
+        encode_result(&mut buf, &Id::from("s"), &serde_json::json!({})).unwrap();
+        assert_eq!(&buf[..], br#"{"jsonrpc":"2.0","id":"s","result":{}}"#);
+    }
+}

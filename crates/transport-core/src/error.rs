@@ -1,0 +1,116 @@
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcpwire_codec::DecodeError;
+
+/// Why [`FrameSender`](crate::FrameSender) did not accept a frame. Every
+/// variant hands the frame back, so nothing is lost.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum SendError {
+    /// The outbound queue is full: retry later (or use the waiting `send`).
+    #[error("transport is busy")]
+    Busy(Bytes),
+    /// The transport is closed; the frame will never be sent.
+    #[error("transport is closed")]
+    Closed(Bytes),
+    /// The frame is longer than the transport's maximum frame length.
+    #[error("frame of {} bytes exceeds the maximum of {} bytes", .0.len(), .1)]
+    TooLarge(Bytes, usize),
+    /// The frame contains a raw newline, which newline framing cannot carry.
+    #[error("frame contains a raw newline")]
+    EmbeddedNewline(Bytes),
+    /// This transport cannot send at all (a receive-only SSE stream).
+    #[error("sending is not supported by this transport")]
+    NotSupported(Bytes),
+}
+
+impl SendError {
+    /// The frame that was not accepted.
+    pub fn into_frame(self) -> Bytes {
+        match self {
+            SendError::Busy(f)
+            | SendError::Closed(f)
+            | SendError::TooLarge(f, _)
+            | SendError::EmbeddedNewline(f)
+            | SendError::NotSupported(f) => f,
+        }
+    }
+}
+
+/// A non-HTTP-library view of an HTTP error answer, so the layers above can
+/// branch on it without depending on hyper.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpStatus {
+    /// The status code.
+    pub status: u16,
+    /// The `WWW-Authenticate` header, if any.
+    pub www_authenticate: Option<String>,
+    /// The `Retry-After` header as a delay, if any.
+    pub retry_after: Option<Duration>,
+    /// The start of the body, lossily decoded, for diagnostics.
+    pub body: String,
+}
+
+impl HttpStatus {
+    /// A status with no headers and no body.
+    pub fn new(status: u16) -> Self {
+        Self {
+            status,
+            www_authenticate: None,
+            retry_after: None,
+            body: String::new(),
+        }
+    }
+}
+
+/// A transport error: reported as a non-fatal
+/// [`TransportEvent::Error`](crate::TransportEvent::Error), attached to an
+/// undelivered frame, or inside a close reason.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum TransportError {
+    /// An I/O error.
+    #[error("I/O error")]
+    Io(#[source] Arc<io::Error>),
+    /// The framing decoder rejected the input.
+    #[error("framing error")]
+    Frame(#[source] DecodeError),
+    /// Lines that are not JSON were skipped (a server logging to stdout).
+    #[error("{skipped} non-JSON line(s) skipped so far")]
+    NonJson {
+        /// How many such lines have been skipped since the transport started.
+        skipped: u64,
+        /// The start of the latest one.
+        sample: String,
+    },
+    /// An HTTP request got an error status.
+    #[error("HTTP status {}", .0.status)]
+    Http(Box<HttpStatus>),
+    /// The server no longer knows our session (HTTP 404 on a request that
+    /// carried a session id). The transport has dropped the session id; the
+    /// client must initialize again.
+    #[error("session expired")]
+    SessionExpired,
+    /// A wait ran out of time.
+    #[error("timed out")]
+    Timeout,
+    /// Anything else, from a specific transport.
+    #[error("{0}")]
+    Other(Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<io::Error> for TransportError {
+    fn from(e: io::Error) -> Self {
+        TransportError::Io(Arc::new(e))
+    }
+}
+
+impl From<DecodeError> for TransportError {
+    fn from(e: DecodeError) -> Self {
+        TransportError::Frame(e)
+    }
+}

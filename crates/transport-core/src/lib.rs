@@ -1,0 +1,30 @@
+//! The transport abstraction of mcpwire, with active-once flow control.
+//!
+//! A [`Transport`] moves whole frames (one JSON-RPC message each) between us
+//! and one MCP peer. It knows framing and I/O, nothing of MCP methods. Every
+//! concrete transport (a spawned process, an HTTP endpoint, any byte stream)
+//! implements the same contract, so the client above runs over all of them.
+//!
+//! The contract in one paragraph: frames go out through a cloneable
+//! [`FrameSender`] (bounded queue: `Busy` when full, never unbounded). Events
+//! come in through [`Transport::poll_event`], and **frames are delivered only
+//! against grants** set with [`Transport::set_active`]: one frame per grant,
+//! nothing while paused. A transport reads ahead at most a small bounded
+//! buffer while no grant is outstanding, so a consumer that stops asking makes
+//! the peer block (its pipe or TCP window fills) instead of making us buffer
+//! without bound. `Closed` is reported exactly once, last. See
+//! [`Transport`] for the full contract.
+//!
+//! What this crate does not do: spawn processes, speak HTTP, or know MCP.
+
+mod active;
+mod error;
+mod event;
+mod sender;
+mod transport;
+
+pub use active::{Active, Grants};
+pub use error::{HttpStatus, SendError, TransportError};
+pub use event::{CloseReason, ExitInfo, TransportEvent};
+pub use sender::FrameSender;
+pub use transport::{Transport, TransportExt, TransportInfo};
