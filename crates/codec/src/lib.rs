@@ -7,6 +7,9 @@
 //!
 //! What it holds:
 //! - [`LineDecoder`]: newline-delimited JSON, the MCP stdio framing.
+//! - [`ContentLengthDecoder`]: `Content-Length` header framing (LSP style).
+//! - [`encode_line`], [`encode_content_length`], [`LineEncoder`] and
+//!   [`ContentLengthEncoder`]: the matching encoders.
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope (request, notification, response)
 //!   classified without parsing the payload, plus encoders.
 //!
@@ -17,10 +20,16 @@
 //! Every decoder enforces a maximum frame length (16 MiB by default) before
 //! its buffer grows past it, and no input makes it panic.
 
+mod content_length;
+mod encode;
 mod error;
 pub mod jsonrpc;
 mod line;
 
+pub use content_length::ContentLengthDecoder;
+pub use encode::{
+    ContentLengthEncoder, EncodeError, LineEncoder, encode_content_length, encode_line,
+};
 pub use error::DecodeError;
 pub use line::LineDecoder;
 
