@@ -55,4 +55,12 @@ pub enum DecodeError {
         /// How many body bytes had arrived.
         received: usize,
     },
+    /// The input ended inside a Server-Sent Event: after some of its fields
+    /// but before the blank line that dispatches it, or inside a field line.
+    /// The event is not returned (the event-stream rules discard it).
+    #[error("input ended inside an event ({len} bytes pending)")]
+    TruncatedEvent {
+        /// How many bytes of the event had arrived.
+        len: usize,
+    },
 }

@@ -8,6 +8,7 @@
 //! What it holds:
 //! - [`LineDecoder`]: newline-delimited JSON, the MCP stdio framing.
 //! - [`ContentLengthDecoder`]: `Content-Length` header framing (LSP style).
+//! - [`SseDecoder`]: Server-Sent Events, the Streamable HTTP response stream.
 //! - [`encode_line`], [`encode_content_length`], [`LineEncoder`] and
 //!   [`ContentLengthEncoder`]: the matching encoders.
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope (request, notification, response)
@@ -25,6 +26,7 @@ mod encode;
 mod error;
 pub mod jsonrpc;
 mod line;
+mod sse;
 
 pub use content_length::ContentLengthDecoder;
 pub use encode::{
@@ -32,6 +34,7 @@ pub use encode::{
 };
 pub use error::DecodeError;
 pub use line::LineDecoder;
+pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 
 /// The default maximum frame length of every decoder: 16 MiB.
 ///
