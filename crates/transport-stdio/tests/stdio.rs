@@ -393,3 +393,49 @@ async fn a_full_queue_is_busy_and_a_broken_pipe_is_closed() {
     ));
     t.close().await;
 }
+
+#[tokio::test]
+async fn content_length_framing_to_an_lsp_style_server() {
+    // Echoes each Content-Length body back, re-framed, pretty newlines and all.
+    let script = r#"
+import sys
+inp, out = sys.stdin.buffer, sys.stdout.buffer
+while True:
+    length = None
+    while True:
+        line = inp.readline()
+        if not line:
+            sys.exit(0)
+        line = line.strip()
+        if not line:
+            break
+        name, _, value = line.partition(b":")
+        if name.lower() == b"content-length":
+            length = int(value)
+    body = inp.read(length)
+    out.write(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    out.flush()
+"#;
+    let config = python(script).framing(mcpwire_transport::Framing::ContentLength);
+    let mut t = spawn(config).await;
+    assert!(
+        t.info()
+            .details
+            .iter()
+            .any(|(k, v)| k == "framing" && v == "contentlength")
+    );
+    let frames = [
+        Bytes::from_static(b"{\n  \"jsonrpc\": \"2.0\",\n  \"id\": 1\n}"),
+        Bytes::from(vec![b'5'; 200_000]),
+        Bytes::from_static(b"{}"),
+    ];
+    for f in &frames {
+        t.sender().send(f.clone()).await.unwrap();
+    }
+    t.set_active(many(3));
+    for f in &frames {
+        assert!(next_frame(&mut t).await == f);
+    }
+    t.close().await;
+    assert_eq!(t.exit().and_then(|e| e.code), Some(0));
+}
