@@ -257,6 +257,14 @@ impl IoTransport {
         self.non_json_skipped
     }
 
+    /// Remembers who to wake when a grant arrives (cloning the waker only if
+    /// it changed).
+    fn park(&mut self, cx: &Context<'_>) {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
+    }
+
     /// Ends the transport: stops reading and lets the writer finish what is
     /// queued on its own. Returns the `Closed` event.
     fn finish(&mut self, reason: CloseReason) -> Poll<Option<TransportEvent>> {
@@ -377,7 +385,7 @@ impl Transport for IoTransport {
                 if self.grants.take() {
                     return Poll::Ready(self.ready.take().map(TransportEvent::Frame));
                 }
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
             if let Some(reason) = self.end.take() {
@@ -425,12 +433,12 @@ impl Transport for IoTransport {
             // More bytes are needed. Without a grant, read ahead only up to
             // one read buffer, then let the peer block.
             if !self.grants.any() && self.buf.len() >= self.read_buffer_size {
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
             if self.poll_read(cx).is_pending() {
                 // The reader holds our waker; a grant also wakes us.
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
         }
