@@ -110,7 +110,7 @@ async fn harness_catches_a_transport_that_ignores_grants() {
     }
     let (t, mut peer) = IoTransport::pair(IoConfig::new());
     peer.write_all(b"{}\n").await.unwrap();
-    let mut h = GrantHarness::new(Eager(t)).quiet_period(Duration::from_millis(500));
+    let mut h = GrantHarness::new(Eager(t)).quiet_period(Duration::from_secs(10));
     assert!(matches!(
         h.next_frame().await,
         Err(mcpwire_transport::HarnessError::FrameWithoutGrant(_))
@@ -226,6 +226,17 @@ async fn garbage_lines_are_skipped_counted_and_reported_once_a_second() {
     // The next two are skipped within the same second: no second report.
     assert_eq!(next_frame(&mut t).await, "[1]");
     assert_eq!(t.non_json_skipped(), 3);
+    // A second later, the next skipped line is reported again, with the count.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    peer.write_all(b"another log line\n{}\n").await.unwrap();
+    t.set_active(Active::Once);
+    match next(&mut t).await {
+        TransportEvent::Error(TransportError::NonJson { skipped, sample }) => {
+            assert_eq!((skipped, sample.as_str()), (4, "another log line"));
+        }
+        other => panic!("expected NonJson, got {other:?}"),
+    }
+    assert_eq!(next_frame(&mut t).await, "{}");
 }
 
 #[tokio::test]

@@ -58,10 +58,23 @@ for i in range({FRAMES}):
     let mut t = spawn(python(&script).stderr(StderrMode::Capture)).await;
 
     // Paused: the server writes until the pipe and our read-ahead are full.
+    // Watch one-second windows until the server's progress stops moving (a
+    // loaded machine may need a few), bounded.
     let mut progress = None;
-    watch_progress(&mut t, Duration::from_secs(2), &mut progress).await;
+    let mut stalled = false;
+    for _ in 0..30 {
+        let before = progress;
+        watch_progress(&mut t, Duration::from_secs(1), &mut progress).await;
+        if progress.is_some() && progress == before {
+            stalled = true;
+            break;
+        }
+    }
     let stalled_at = progress.expect("the server started writing");
-    watch_progress(&mut t, Duration::from_secs(1), &mut progress).await;
+    assert!(
+        stalled,
+        "the server's writes never blocked (last report: frame {stalled_at})"
+    );
     let rss_paused = vm_rss_kib();
     let held = t.buffered_len();
     println!(
