@@ -9,6 +9,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod fuzz;
 mod servers;
 
 fn main() -> ExitCode {
@@ -16,6 +17,7 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("servers") => servers::install(&root()).map(|_| ()),
+        Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         _ => {
             eprintln!("usage: cargo xtask <ci|servers>");
             return ExitCode::from(2);
