@@ -148,6 +148,17 @@ pub struct ListRootsResult {
     pub extra: Extra,
 }
 
+impl ListRootsResult {
+    /// A result listing `roots`.
+    pub fn new(roots: Vec<Root>) -> Self {
+        Self {
+            roots,
+            meta: None,
+            extra: Extra::new(),
+        }
+    }
+}
+
 /// `elicitation/create` params, in form mode (no `mode`, or `"form"`) or URL
 /// mode (`"url"`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
