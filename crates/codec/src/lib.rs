@@ -7,8 +7,16 @@
 //!
 //! What it holds:
 //! - [`LineDecoder`]: newline-delimited JSON, the MCP stdio framing.
+//! - [`ContentLengthDecoder`]: `Content-Length` header framing (LSP style).
+//! - [`SseDecoder`]: Server-Sent Events, the Streamable HTTP response stream.
+//! - [`encode_line`], [`encode_content_length`], [`LineEncoder`] and
+//!   [`ContentLengthEncoder`]: the matching encoders.
 //! - [`jsonrpc`]: the JSON-RPC 2.0 envelope (request, notification, response)
 //!   classified without parsing the payload, plus encoders.
+//!
+//! With the `tokio-codec` feature, every decoder and encoder also implements
+//! tokio-util's `Decoder` or `Encoder` (errors as `CodecError`), for use
+//! with `FramedRead` and `FramedWrite`.
 //!
 //! What it does **not** do: read or write sockets and pipes, know any MCP
 //! method, retry, or time anything out. Those belong to the transport and
@@ -16,13 +24,44 @@
 //!
 //! Every decoder enforces a maximum frame length (16 MiB by default) before
 //! its buffer grows past it, and no input makes it panic.
+//!
+//! ```
+//! use bytes::BytesMut;
+//! use mcpwire_codec::LineDecoder;
+//! use mcpwire_codec::jsonrpc::{Id, Message};
+//!
+//! let mut decoder = LineDecoder::new();
+//! // Bytes arrive in pieces; a frame comes out once its line is complete.
+//! let mut buf = BytesMut::from(&b"{\"jsonrpc\":\"2.0\",\"id\":0,"[..]);
+//! assert_eq!(decoder.decode(&mut buf)?, None);
+//! buf.extend_from_slice(b"\"result\":{\"tools\":[]}}\n");
+//! let frame = decoder.decode(&mut buf)?.expect("a complete line");
+//! let Message::Response(response) = Message::parse(frame)? else {
+//!     panic!("not a response");
+//! };
+//! assert_eq!(response.id, Some(Id::Number(0)));
+//! assert_eq!(response.outcome.unwrap().as_str(), r#"{"tools":[]}"#);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
+mod content_length;
+mod encode;
 mod error;
 pub mod jsonrpc;
 mod line;
+mod sse;
+#[cfg(feature = "tokio-codec")]
+mod tokio_codec;
 
+pub use content_length::ContentLengthDecoder;
+pub use encode::{
+    ContentLengthEncoder, EncodeError, LineEncoder, encode_content_length, encode_line,
+};
 pub use error::DecodeError;
 pub use line::LineDecoder;
+pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
+#[cfg(feature = "tokio-codec")]
+pub use tokio_codec::CodecError;
 
 /// The default maximum frame length of every decoder: 16 MiB.
 ///

@@ -63,7 +63,8 @@ impl LineDecoder {
     /// Takes the next complete line out of `buf`, if there is one.
     ///
     /// Returns `Ok(None)` when `buf` holds no complete line yet; the partial line
-    /// stays in `buf` for the next call.
+    /// stays in `buf` for the next call. Between calls, only append to `buf`:
+    /// the decoder remembers how much of it it has scanned.
     pub fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         loop {
             if self.discarding {
@@ -79,6 +80,9 @@ impl LineDecoder {
                     }
                 }
             }
+            // Callers must only append to `buf` between calls; one that
+            // emptied it anyway gets no panic from indexing past its end.
+            self.scanned = self.scanned.min(buf.len());
             let Some(rel) = memchr::memchr(b'\n', &buf[self.scanned..]) else {
                 // One extra byte is allowed for a `\r` whose `\n` has not arrived.
                 if buf.len() > self.max_frame_len.saturating_add(1) {
@@ -118,7 +122,8 @@ impl LineDecoder {
     /// Like [`decode`](Self::decode), for when no more bytes will arrive.
     ///
     /// A final line without a line end is returned as a frame: whether it is a
-    /// whole message is for the envelope parser to say. Afterwards `buf` is empty.
+    /// whole message is for the envelope parser to say. A final line over the
+    /// maximum is [`DecodeError::FrameTooLong`]. Afterwards `buf` is empty.
     pub fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         if let Some(frame) = self.decode(buf)? {
             return Ok(Some(frame));
@@ -135,6 +140,12 @@ impl LineDecoder {
         }
         if is_blank(&rest) {
             return Ok(None);
+        }
+        if rest.len() > self.max_frame_len {
+            return Err(DecodeError::FrameTooLong {
+                max: self.max_frame_len,
+                len: rest.len(),
+            });
         }
         Ok(Some(rest.freeze()))
     }
@@ -226,6 +237,30 @@ mod tests {
         assert_eq!(dec.decode(&mut buf), Ok(None));
         buf.extend_from_slice(b"\n");
         assert_eq!(dec.decode(&mut buf), Ok(Some(Bytes::from_static(b"1234"))));
+    }
+
+    #[test]
+    fn eof_tail_over_the_maximum_is_an_error() {
+        let mut dec = LineDecoder::with_max_frame_len(4);
+        let mut buf = BytesMut::from(&b"12345"[..]);
+        assert_eq!(dec.decode(&mut buf), Ok(None));
+        assert_eq!(
+            dec.decode_eof(&mut buf),
+            Err(DecodeError::FrameTooLong { max: 4, len: 5 })
+        );
+        assert!(buf.is_empty());
+        assert_eq!(dec.decode_eof(&mut buf), Ok(None));
+    }
+
+    #[test]
+    fn buffer_emptied_between_calls_does_not_panic() {
+        let mut dec = LineDecoder::new();
+        let mut buf = BytesMut::from(&b"abcdef"[..]);
+        assert_eq!(dec.decode(&mut buf), Ok(None));
+        buf.clear();
+        assert_eq!(dec.decode(&mut buf), Ok(None));
+        buf.extend_from_slice(b"x\n");
+        assert_eq!(dec.decode(&mut buf), Ok(Some(Bytes::from_static(b"x"))));
     }
 
     #[test]

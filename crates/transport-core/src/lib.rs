@@ -15,16 +15,28 @@
 //! without bound. `Closed` is reported exactly once, last. See
 //! [`Transport`] for the full contract.
 //!
+//! [`IoTransport`] implements the contract over any byte stream (pipes,
+//! sockets, an in-memory pair from [`IoTransport::pair`] for scripting a fake
+//! peer), with newline framing. [`GrantHarness`] checks any transport against
+//! the contract, one grant at a time.
+//!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
 
 mod active;
 mod error;
 mod event;
+mod harness;
+mod io;
+mod io_config;
 mod sender;
 mod transport;
+mod writer;
 
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
+pub use harness::{GrantHarness, HarnessError};
+pub use io::IoTransport;
+pub use io_config::{Framing, IoConfig, NonJsonPolicy};
 pub use sender::FrameSender;
 pub use transport::{Transport, TransportExt, TransportInfo};

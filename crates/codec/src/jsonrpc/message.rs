@@ -161,7 +161,8 @@ fn parse_object(frame: &Bytes, text: &[u8]) -> Result<Message, EnvelopeError> {
 
     match raw.jsonrpc {
         Some(v) if v.get() == "\"2.0\"" => {}
-        Some(v) if serde_json::from_str::<&str>(v.get()).ok() == Some("2.0") => {}
+        // The fast path above misses escaped spellings such as "2\u002e0".
+        Some(v) if serde_json::from_str::<String>(v.get()).is_ok_and(|s| s == "2.0") => {}
         _ => return Err(EnvelopeError::WrongVersion),
     }
 
@@ -260,6 +261,14 @@ mod tests {
         let m = parse(r#"{"jsonrpc":"2.0","id":"a\"b","result":{}}"#).unwrap();
         let Message::Response(r) = m else { panic!() };
         assert_eq!(r.id, Some(Id::from("a\"b")));
+    }
+
+    #[test]
+    fn escaped_version_string_is_accepted() {
+        assert!(matches!(
+            parse(r#"{"jsonrpc":"2\u002e0","method":"m"}"#),
+            Ok(Message::Notification(_))
+        ));
     }
 
     #[test]

@@ -1,0 +1,198 @@
+//! The outbound half of [`IoTransport`](crate::IoTransport): one task that
+//! drains the frame queue in batches.
+
+use std::io::{self, IoSlice};
+use std::pin::Pin;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use tokio::io::{AsyncWrite, AsyncWriteExt};
+use tokio::sync::{mpsc, oneshot};
+
+use crate::{Framing, TransportError, TransportEvent};
+
+/// Frames up to this size are copied into one coalescing buffer; larger ones
+/// are written from their own allocation so a 10 MiB frame is never copied.
+const COPY_MAX: usize = 4 << 10;
+/// A batch stops growing past this many bytes, so one slow write does not
+/// hold a huge batch hostage and memory stays bounded.
+const BATCH_MAX_BYTES: usize = 256 << 10;
+/// A batch stops growing past this many frames.
+const BATCH_MAX_FRAMES: usize = 256;
+/// The most slices handed to one vectored write (below every `IOV_MAX`).
+const MAX_SLICES: usize = 64;
+
+/// The boxed write half every transport writer works on.
+pub(crate) type BoxedWrite = Pin<Box<dyn AsyncWrite + Send>>;
+
+/// Drains `rx` into `w` until told to shut down or the write side fails.
+///
+/// Frames are taken in batches: the first frame is awaited, then whatever
+/// else is already queued is taken without waiting, framed, and written with
+/// as few system calls as the batch allows (small frames coalesced into one
+/// buffer, large ones passed by reference in a vectored write). The writer
+/// flushes only when the queue is empty, so a burst costs one flush.
+///
+/// On `shutdown` the queue is closed (new sends get `Closed`), what is left is
+/// written, and the write half is shut down, which closes a child's stdin.
+/// On a write error, the frames of the failed batch (which may have reached
+/// the peer in part) and everything still queued come back to the owner as
+/// [`TransportEvent::Undelivered`]; they are never dropped silently.
+pub(crate) async fn write_loop(
+    mut w: BoxedWrite,
+    mut rx: mpsc::Receiver<Bytes>,
+    mut shutdown: oneshot::Receiver<()>,
+    framing: Framing,
+    events: mpsc::UnboundedSender<TransportEvent>,
+) {
+    let mut batch: Vec<Bytes> = Vec::with_capacity(BATCH_MAX_FRAMES);
+    let mut chunks: Vec<Bytes> = Vec::with_capacity(16);
+    let mut scratch = BytesMut::with_capacity(COPY_MAX * 4);
+    let mut closing = false;
+    loop {
+        let first = if closing {
+            rx.try_recv().ok()
+        } else {
+            tokio::select! {
+                biased;
+                frame = rx.recv() => frame,
+                _ = &mut shutdown => {
+                    closing = true;
+                    rx.close();
+                    continue;
+                }
+            }
+        };
+        let Some(first) = first else { break };
+        let mut bytes = first.len();
+        batch.push(first);
+        while bytes < BATCH_MAX_BYTES && batch.len() < BATCH_MAX_FRAMES {
+            match rx.try_recv() {
+                Ok(frame) => {
+                    bytes += frame.len();
+                    batch.push(frame);
+                }
+                Err(_) => break,
+            }
+        }
+        frame_batch(framing, &batch, &mut scratch, &mut chunks);
+        let mut result = write_chunks(&mut w, &chunks).await;
+        chunks.clear();
+        if result.is_ok() && rx.is_empty() {
+            result = w.flush().await;
+        }
+        if let Err(e) = result {
+            fail(e, &mut batch, &mut rx, &events);
+            return;
+        }
+        batch.clear();
+    }
+    // Best effort: the owner is closing and does not wait for an answer.
+    let _ = w.flush().await;
+    let _ = w.shutdown().await;
+}
+
+/// Reports a write failure: an error event, then every frame not known to
+/// have been written.
+fn fail(
+    e: io::Error,
+    batch: &mut Vec<Bytes>,
+    rx: &mut mpsc::Receiver<Bytes>,
+    events: &mpsc::UnboundedSender<TransportEvent>,
+) {
+    rx.close();
+    let error = TransportError::from(e);
+    // The event channel is unbounded, but what goes in is bounded: one batch
+    // plus the queue capacity, once, after which this task ends.
+    let _ = events.send(TransportEvent::Error(error.clone()));
+    let rest = std::iter::from_fn(|| rx.try_recv().ok());
+    for frame in batch.drain(..).chain(rest) {
+        let _ = events.send(TransportEvent::Undelivered {
+            frame,
+            error: error.clone(),
+        });
+    }
+}
+
+/// Turns a batch of frames into the chunks to write: small frames and all
+/// framing bytes are copied into `scratch`, large frames are referenced.
+fn frame_batch(framing: Framing, batch: &[Bytes], scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
+    for frame in batch {
+        if frame.len() <= COPY_MAX {
+            scratch.extend_from_slice(frame);
+        } else {
+            if !scratch.is_empty() {
+                chunks.push(scratch.split().freeze());
+            }
+            chunks.push(frame.clone());
+        }
+        match framing {
+            Framing::Newline => scratch.put_u8(b'\n'),
+        }
+    }
+    if !scratch.is_empty() {
+        chunks.push(scratch.split().freeze());
+    }
+}
+
+/// Writes every chunk, with vectored writes where the writer supports them.
+async fn write_chunks(w: &mut BoxedWrite, chunks: &[Bytes]) -> io::Result<()> {
+    let mut idx = 0;
+    let mut off = 0;
+    while idx < chunks.len() {
+        let n = if chunks.len() - idx == 1 || !w.is_write_vectored() {
+            w.write(&chunks[idx][off..]).await?
+        } else {
+            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
+            let mut count = 0;
+            for (i, chunk) in chunks[idx..].iter().take(MAX_SLICES).enumerate() {
+                slices[i] = IoSlice::new(if i == 0 { &chunk[off..] } else { chunk });
+                count += 1;
+            }
+            w.write_vectored(&slices[..count]).await?
+        };
+        if n == 0 {
+            return Err(io::ErrorKind::WriteZero.into());
+        }
+        // Advance past what was written, possibly several chunks.
+        let mut n = n;
+        while n > 0 {
+            let left = chunks[idx].len() - off;
+            if n >= left {
+                n -= left;
+                idx += 1;
+                off = 0;
+            } else {
+                off += n;
+                n = 0;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_frames_coalesce_and_large_ones_are_referenced() {
+        let big = Bytes::from(vec![b'x'; COPY_MAX + 1]);
+        let batch = vec![
+            Bytes::from_static(b"{}"),
+            Bytes::from_static(b"[]"),
+            big.clone(),
+            Bytes::from_static(b"{\"a\":1}"),
+        ];
+        let mut scratch = BytesMut::new();
+        let mut chunks = Vec::new();
+        frame_batch(Framing::Newline, &batch, &mut scratch, &mut chunks);
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(chunks[0], "{}\n[]\n");
+        assert_eq!(
+            chunks[1].as_ptr(),
+            big.as_ptr(),
+            "the large frame is not copied"
+        );
+        assert_eq!(chunks[2], "\n{\"a\":1}\n");
+    }
+}
