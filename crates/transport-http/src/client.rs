@@ -11,6 +11,9 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpwire_transport::HttpStatus;
 
+use hyper_util::client::proxy::matcher::Matcher;
+
+use crate::config::ProxyConfig;
 use crate::connector::Connector;
 use crate::{Error, HttpConfig, HttpMode};
 
@@ -33,6 +36,7 @@ pub struct HttpClient {
 
 struct Inner {
     hyper: Client<Connector, Full<Bytes>>,
+    proxy: Option<Arc<Matcher>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
 }
@@ -49,7 +53,18 @@ impl HttpClient {
     /// A client with `config`. Fails only on a bad TLS configuration.
     pub fn new(config: HttpConfig) -> Result<Self, Error> {
         let tls = tls_config(&config)?;
-        let connector = Connector::new(Arc::new(tls), config.connect_timeout);
+        let proxy = match &config.proxy {
+            ProxyConfig::Env => Some(Matcher::from_env()),
+            ProxyConfig::Off => None,
+            ProxyConfig::Explicit { url, no_proxy } => Some(
+                Matcher::builder()
+                    .all(url.clone())
+                    .no(no_proxy.clone())
+                    .build(),
+            ),
+        }
+        .map(Arc::new);
+        let connector = Connector::new(Arc::new(tls), config.connect_timeout, proxy.clone());
         let hyper = Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
@@ -60,6 +75,7 @@ impl HttpClient {
         Ok(Self {
             inner: Arc::new(Inner {
                 hyper,
+                proxy,
                 config,
                 fallback: Mutex::new(HashMap::new()),
             }),
@@ -100,6 +116,14 @@ impl HttpClient {
             headers.insert(name, value.clone());
         }
         headers.insert(USER_AGENT, self.inner.config.user_agent.clone());
+        // A forwarding proxy (plain http) reads its credentials from each
+        // request; a tunnel got them once, in CONNECT.
+        if uri.scheme() == Some(&http::uri::Scheme::HTTP) {
+            let auth = self.inner.proxy.as_ref().and_then(|m| m.intercept(uri));
+            if let Some(auth) = auth.as_ref().and_then(|i| i.basic_auth()) {
+                headers.insert(http::header::PROXY_AUTHORIZATION, auth.clone());
+            }
+        }
         req
     }
 

@@ -25,6 +25,19 @@ pub struct HttpConfig {
     pub(crate) max_frame_len: usize,
     pub(crate) listen: bool,
     pub(crate) pool_idle_timeout: Duration,
+    pub(crate) proxy: ProxyConfig,
+}
+
+/// Where proxy settings come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProxyConfig {
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (or their
+    /// lowercase forms), read when the client is built.
+    Env,
+    /// No proxy at all.
+    Off,
+    /// One proxy for every URL except those `no_proxy` matches.
+    Explicit { url: String, no_proxy: String },
 }
 
 impl Default for HttpConfig {
@@ -44,6 +57,7 @@ impl Default for HttpConfig {
             max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
             listen: true,
             pool_idle_timeout: Duration::from_secs(90),
+            proxy: ProxyConfig::Env,
         }
     }
 }
@@ -162,6 +176,33 @@ impl HttpConfig {
     #[must_use]
     pub fn pool_idle_timeout(mut self, timeout: Duration) -> Self {
         self.pool_idle_timeout = timeout;
+        self
+    }
+
+    /// Whether proxies come from the environment: `HTTPS_PROXY` for https
+    /// URLs (tunnelled with `CONNECT`), `HTTP_PROXY` for http URLs (forwarded),
+    /// `ALL_PROXY` for both, `NO_PROXY` for exceptions, read when the client is
+    /// built. Default: true. False turns proxies off.
+    #[must_use]
+    pub fn proxy_from_env(mut self, enabled: bool) -> Self {
+        self.proxy = if enabled {
+            ProxyConfig::Env
+        } else {
+            ProxyConfig::Off
+        };
+        self
+    }
+
+    /// Sends every request through the `http://` proxy at `url` (credentials
+    /// in the URL become `Proxy-Authorization`), except to hosts matched by
+    /// `no_proxy` (the `NO_PROXY` syntax: comma-separated hosts, domains and
+    /// IP ranges). Replaces the environment's settings. Default: none.
+    #[must_use]
+    pub fn proxy(mut self, url: impl Into<String>, no_proxy: impl Into<String>) -> Self {
+        self.proxy = ProxyConfig::Explicit {
+            url: url.into(),
+            no_proxy: no_proxy.into(),
+        };
         self
     }
 }

@@ -6,7 +6,9 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::Uri;
+use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -18,15 +20,24 @@ use crate::error::BoxError;
 
 /// Connects TCP, then TLS for `https` URLs, offering `h2` and `http/1.1`
 /// through ALPN; the whole connect is bounded by the connect timeout.
+///
+/// Through a proxy, an `https` URL is tunnelled with `CONNECT` (TLS is end to
+/// end, the proxy sees only the host and port); an `http` URL is sent to the
+/// proxy in absolute form.
 #[derive(Clone)]
 pub(crate) struct Connector {
     tcp: HttpConnector,
     tls: TlsConnector,
     timeout: Duration,
+    proxy: Option<Arc<Matcher>>,
 }
 
 impl Connector {
-    pub(crate) fn new(tls: Arc<rustls::ClientConfig>, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        tls: Arc<rustls::ClientConfig>,
+        timeout: Duration,
+        proxy: Option<Arc<Matcher>>,
+    ) -> Self {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);
         tcp.set_nodelay(true);
@@ -36,6 +47,7 @@ impl Connector {
             tcp,
             tls: TlsConnector::from(tls),
             timeout,
+            proxy,
         }
     }
 }
@@ -53,6 +65,7 @@ impl tower_service::Service<Uri> for Connector {
         let mut tcp = self.tcp.clone();
         let tls = self.tls.clone();
         let timeout = self.timeout;
+        let intercept = self.proxy.as_ref().and_then(|m| m.intercept(&uri));
         Box::pin(async move {
             let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
             let host = uri
@@ -62,9 +75,22 @@ impl tower_service::Service<Uri> for Connector {
                 .trim_end_matches(']')
                 .to_owned();
             let connect = async move {
-                let stream = tcp.call(uri).await?.into_inner();
+                let stream = match (&intercept, https) {
+                    (None, _) => tcp.call(uri).await?.into_inner(),
+                    (Some(proxy), true) => {
+                        let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                        if let Some(auth) = proxy.basic_auth() {
+                            tunnel = tunnel.with_auth(auth.clone());
+                        }
+                        tunnel.call(uri).await?.into_inner()
+                    }
+                    (Some(proxy), false) => {
+                        let stream = tcp.call(proxy.uri().clone()).await?.into_inner();
+                        return Ok::<_, BoxError>(MaybeTls::Plain(stream, true));
+                    }
+                };
                 if !https {
-                    return Ok::<_, BoxError>(MaybeTls::Plain(stream));
+                    return Ok(MaybeTls::Plain(stream, false));
                 }
                 let name = ServerName::try_from(host)?;
                 let stream = tls.connect(name, stream).await?;
@@ -78,16 +104,17 @@ impl tower_service::Service<Uri> for Connector {
     }
 }
 
-/// A connection: plain TCP or TLS over TCP.
+/// A connection: plain TCP (to a forwarding proxy if flagged) or TLS over
+/// TCP.
 pub(crate) enum MaybeTls {
-    Plain(TcpStream),
+    Plain(TcpStream, bool),
     Tls(Box<TlsStream<TcpStream>>),
 }
 
 impl Connection for MaybeTls {
     fn connected(&self) -> Connected {
         match self {
-            MaybeTls::Plain(s) => s.connected(),
+            MaybeTls::Plain(s, proxied) => s.connected().proxy(*proxied),
             MaybeTls::Tls(s) => {
                 let (tcp, session) = s.get_ref();
                 let connected = tcp.connected();
@@ -108,7 +135,7 @@ impl AsyncRead for MaybeTls {
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            MaybeTls::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
             MaybeTls::Tls(s) => Pin::new(s).poll_read(cx, buf),
         }
     }
@@ -121,21 +148,21 @@ impl AsyncWrite for MaybeTls {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            MaybeTls::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_write(cx, buf),
             MaybeTls::Tls(s) => Pin::new(s).poll_write(cx, buf),
         }
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            MaybeTls::Plain(s) => Pin::new(s).poll_flush(cx),
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_flush(cx),
             MaybeTls::Tls(s) => Pin::new(s).poll_flush(cx),
         }
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         match self.get_mut() {
-            MaybeTls::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_shutdown(cx),
             MaybeTls::Tls(s) => Pin::new(s).poll_shutdown(cx),
         }
     }
@@ -146,14 +173,14 @@ impl AsyncWrite for MaybeTls {
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
         match self.get_mut() {
-            MaybeTls::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_write_vectored(cx, bufs),
             MaybeTls::Tls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
         }
     }
 
     fn is_write_vectored(&self) -> bool {
         match self {
-            MaybeTls::Plain(s) => s.is_write_vectored(),
+            MaybeTls::Plain(s, _) => s.is_write_vectored(),
             MaybeTls::Tls(s) => s.is_write_vectored(),
         }
     }

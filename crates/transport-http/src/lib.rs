@@ -10,7 +10,7 @@
 //! What it does not do: know MCP beyond the JSON-RPC envelope (it recognises
 //! `initialize` and `notifications/initialized` to manage the session and the
 //! GET stream), replay requests after a session expired (the client decides
-//! what is safe to repeat), follow redirects, or use proxies.
+//! what is safe to repeat), or follow redirects.
 
 mod client;
 mod config;

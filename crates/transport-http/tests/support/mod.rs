@@ -394,7 +394,8 @@ fn test_tls() -> (tokio_rustls::TlsAcceptor, Vec<u8>) {
 
 /// A config with a quick retry policy, so tests of retries stay short.
 pub fn quick_config() -> HttpConfig {
-    HttpConfig::new().retry(
+    // Loopback tests must not depend on the machine's proxy settings.
+    HttpConfig::new().proxy_from_env(false).retry(
         RetryPolicy::default()
             .initial_delay(Duration::from_millis(20))
             .max_delay(Duration::from_millis(100))
