@@ -22,6 +22,7 @@ pub struct HttpConfig {
     pub(crate) http2_prior_knowledge: bool,
     pub(crate) read_ahead: usize,
     pub(crate) queue_capacity: usize,
+    pub(crate) max_in_flight: usize,
     pub(crate) max_frame_len: usize,
     pub(crate) listen: bool,
     pub(crate) pool_idle_timeout: Duration,
@@ -54,6 +55,7 @@ impl Default for HttpConfig {
             http2_prior_knowledge: false,
             read_ahead: 4,
             queue_capacity: 32,
+            max_in_flight: 64,
             max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
             listen: true,
             pool_idle_timeout: Duration::from_secs(90),
@@ -153,6 +155,16 @@ impl HttpConfig {
     #[must_use]
     pub fn queue_capacity(mut self, frames: usize) -> Self {
         self.queue_capacity = frames.max(1);
+        self
+    }
+
+    /// How many Streamable HTTP requests may await their answers at once.
+    /// Default: 64. Past it the transport stops taking frames from its queue,
+    /// so senders see `Busy`: it bounds the answers (and connections) one
+    /// transport holds.
+    #[must_use]
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests.max(1);
         self
     }
 

@@ -75,11 +75,14 @@ pub(crate) struct Driver {
     pub(crate) tasks: JoinSet<()>,
     pub(crate) snap: SessionSnapshot,
     pub(crate) listener: Option<tokio::task::AbortHandle>,
+    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
 }
 
 impl Driver {
     pub(crate) fn new(client: HttpClient, shared: Arc<Shared>, url: Uri, events: Events) -> Self {
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(client.config().max_in_flight));
         Self {
+            in_flight,
             ctx: Arc::new(Ctx {
                 client,
                 shared,

@@ -128,7 +128,12 @@ impl Driver {
         });
         let endpoint = stream.endpoint.clone();
         self.ctx.shared.update(|s| s.endpoint = endpoint);
-        let mut reader = tokio::spawn(read_legacy(self.ctx.clone(), stream, !receive_only));
+        // Aborted when the driver ends or is dropped (the transport dropped).
+        let mut reader = AbortOnDrop(tokio::spawn(read_legacy(
+            self.ctx.clone(),
+            stream,
+            !receive_only,
+        )));
         if let Some(frame) = first {
             self.post_legacy(frame).await;
         }
@@ -136,7 +141,7 @@ impl Driver {
             tokio::select! {
                 biased;
                 _ = shutdown.changed() => break,
-                reason = &mut reader => {
+                reason = &mut reader.0 => {
                     return reason.unwrap_or(CloseReason::Local);
                 }
                 frame = rx.recv() => match frame {
@@ -164,7 +169,7 @@ impl Driver {
             };
             let _ = tokio::time::timeout(timeout, flush).await;
         }
-        reader.abort();
+        drop(reader);
         CloseReason::Local
     }
 
@@ -196,6 +201,15 @@ impl Driver {
             }
             Err(e) => self.ctx.events.undelivered(frame, e.into()).await,
         }
+    }
+}
+
+/// A task handle that aborts its task when dropped.
+struct AbortOnDrop<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for AbortOnDrop<T> {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

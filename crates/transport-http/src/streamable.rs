@@ -46,9 +46,15 @@ impl Driver {
         let req = post(&self.ctx, &self.snap, &frame, &kind);
         match kind {
             Outbound::Request { .. } => {
+                // Waiting for a permit stops the driver taking frames from
+                // its queue: senders then see `Busy`.
+                let Ok(permit) = self.in_flight.clone().acquire_owned().await else {
+                    return;
+                };
                 let ctx = self.ctx.clone();
                 self.tasks.spawn(async move {
                     exchange(ctx, req, frame, kind).await;
+                    drop(permit);
                 });
             }
             Outbound::Notification { initialized } => {

@@ -186,3 +186,53 @@ async fn receive_only_sse_delivers_events_and_refuses_to_send() {
     }
     assert_eq!(t.mode(), Some(HttpMode::ReceiveOnlySse));
 }
+
+#[tokio::test]
+async fn a_lost_legacy_stream_reconnects_and_reports_the_new_session() {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = Server::start({
+        let gets = gets.clone();
+        move |seen| {
+            let gets = gets.clone();
+            async move {
+                if seen.method == "POST" {
+                    return Reply::new(202);
+                }
+                match gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) {
+                    0 => Reply::sse()
+                        .body("event: endpoint\ndata: /messages?sid=1\n\n")
+                        .event(Some("7"), r#"{"jsonrpc":"2.0","method":"a"}"#)
+                        .delay(20)
+                        .abort(),
+                    _ => Reply::sse()
+                        .body("event: endpoint\ndata: /messages?sid=2\n\n")
+                        .event(None, r#"{"jsonrpc":"2.0","method":"b"}"#)
+                        .hold(),
+                }
+            }
+        }
+    })
+    .await;
+    let mut t = HttpTransport::legacy_sse(&client(), &server.url("/sse")).unwrap();
+    assert_eq!(next_frame(&mut t).await["method"], "a");
+    t.set_active(mcpwire_transport::Active::Many(
+        std::num::NonZeroU32::new(5).unwrap(),
+    ));
+    let (mut expired, mut b) = (false, false);
+    while !(expired && b) {
+        match next(&mut t).await {
+            TransportEvent::Error(TransportError::SessionExpired) => expired = true,
+            TransportEvent::Frame(f) => {
+                assert!(std::str::from_utf8(&f).unwrap().contains(r#""b""#));
+                b = true;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    let seen = server.seen();
+    assert_eq!(seen[1].header("last-event-id"), Some("7"));
+    t.sender().send(frame(LIST)).await.unwrap();
+    let seen = wait_seen(&server, |s| s.iter().any(|r| r.method == "POST")).await;
+    let post = seen.iter().find(|r| r.method == "POST").unwrap();
+    assert_eq!(post.path, "/messages?sid=2");
+}

@@ -315,3 +315,28 @@ async fn close_tolerates_a_405_delete_and_reports_closed_once() {
     assert!(t.sender().is_closed());
     assert!(server.seen().iter().any(|r| r.method == "DELETE"));
 }
+
+#[tokio::test]
+async fn in_flight_requests_are_bounded_and_senders_then_see_busy() {
+    let server = Server::start(|_| async {
+        Reply::new(200)
+            .header("content-type", "application/json")
+            .delay(60_000)
+    })
+    .await;
+    let config = quick_config().max_in_flight(1).queue_capacity(1);
+    let client = HttpClient::new(config).unwrap();
+    let t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(LIST)).await.unwrap();
+    wait_seen(&server, |s| s.len() == 1).await;
+    // The driver holds the second frame waiting for a permit; the third
+    // fills the queue; the fourth is refused.
+    tx.send(frame(LIST)).await.unwrap();
+    tx.send(frame(LIST)).await.unwrap();
+    assert!(matches!(
+        tx.try_send(frame(LIST)),
+        Err(mcpwire_transport::SendError::Busy(_))
+    ));
+    assert_eq!(server.seen().len(), 1);
+}
