@@ -196,7 +196,11 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
             }
         };
         let status = resp.status();
-        if status.is_success() && media_type(resp.headers()) == "text/event-stream" {
+        if status.is_success() {
+            let media = media_type(resp.headers());
+            if media != "text/event-stream" {
+                return Err(Error::UnexpectedContentType(media).into());
+            }
             return Ok(SseReader::new(
                 resp.into_body(),
                 ctx.client.config().max_frame_len,
@@ -248,7 +252,14 @@ pub(crate) async fn listen(ctx: std::sync::Arc<Ctx>) {
         match ctx.client.send(req).await {
             Ok(resp) => {
                 let status = resp.status();
-                if status.is_success() && media_type(resp.headers()) == "text/event-stream" {
+                let media = media_type(resp.headers());
+                if status.is_success() && media != "text/event-stream" {
+                    ctx.events
+                        .error(Error::UnexpectedContentType(media).into())
+                        .await;
+                    return;
+                }
+                if status.is_success() {
                     let mut reader =
                         SseReader::new(resp.into_body(), ctx.client.config().max_frame_len);
                     while let Some(Ok(event)) = reader.next().await {

@@ -317,17 +317,27 @@ async fn deliver_body(
         "text/event-stream" => {
             crate::sse::answer_stream(ctx, resp.into_body(), frame, id, initialize).await
         }
-        "" if resp
-            .headers()
-            .get(http::header::CONTENT_LENGTH)
-            .is_some_and(|v| v == "0") =>
-        {
-            true
-        }
-        other => {
-            let error = Error::UnexpectedContentType(other.to_owned());
-            ctx.events.undelivered(frame, error.into()).await;
-            false
+        _ => {
+            // Some servers answer a notification with 200 and no body (and no
+            // content type) instead of 202: that is an acceptance too.
+            match read_body(
+                resp.into_body(),
+                config.max_frame_len,
+                config.request_timeout,
+            )
+            .await
+            {
+                Ok(body) if body.iter().all(u8::is_ascii_whitespace) && id.is_none() => true,
+                Ok(_) => {
+                    let error = Error::UnexpectedContentType(media);
+                    ctx.events.undelivered(frame, error.into()).await;
+                    false
+                }
+                Err(e) => {
+                    ctx.events.undelivered(frame, e.into()).await;
+                    false
+                }
+            }
         }
     }
 }

@@ -340,3 +340,30 @@ async fn in_flight_requests_are_bounded_and_senders_then_see_busy() {
     ));
     assert_eq!(server.seen().len(), 1);
 }
+
+#[tokio::test]
+async fn an_empty_200_accepts_a_notification_but_a_text_answer_to_a_request_is_refused() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("GET", _) => Reply::new(405),
+            (_, Some("notifications/initialized")) => Reply::new(200),
+            _ => Reply::new(200)
+                .header("content-type", "text/plain")
+                .body("OK"),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INITIALIZED)).await.unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered { frame: f, error } => {
+            assert_eq!(f, LIST);
+            assert!(
+                format!("{error:?}").contains("UnexpectedContentType"),
+                "{error:?}"
+            );
+        }
+        other => panic!("expected the request back, got {other:?}"),
+    }
+}
