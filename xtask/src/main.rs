@@ -3,6 +3,8 @@
 //!
 //! - `ci`: format check, clippy, real-server install, tests, `cargo deny`.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
+//! - `bench`: mcpwire against rmcp and a raw baseline; writes
+//!   `docs/benchmarks.md`.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 
@@ -10,6 +12,7 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod bench;
 mod conformance;
 mod fuzz;
 mod servers;
@@ -21,8 +24,9 @@ fn main() -> ExitCode {
         Some("servers") => servers::install(&root()).map(|_| ()),
         Some("conformance") => conformance::conformance(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
+        Some("bench") => bench::bench(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|fuzz>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|fuzz|bench>");
             return ExitCode::from(2);
         }
     };

@@ -1,0 +1,158 @@
+//! One benchmark run: one client, one transport, one workload, in this
+//! process, so the peak RSS read at the end is that run's alone. Prints one
+//! JSON line. `cargo xtask bench` runs the matrix and builds the table.
+//!
+//! ```text
+//! mcpwire-bench --client mcpwire|rmcp|raw --transport stdio|http|http-sse
+//!               --workload w1|w2|w3|w4-1m|w4-10m --server PATH [--quick]
+//! ```
+//!
+//! The clients: mcpwire (this workspace), rmcp (the official Rust SDK, from
+//! crates.io), and a raw baseline with no MCP library (hand-written
+//! JSON-RPC over blocking pipes, or over hyper's pooled client with
+//! keep-alive), which marks the limit of the pipe, the socket and the
+//! server. All talk to the same `mcpwire-bench-server` binary.
+
+mod measure;
+mod raw_http;
+mod raw_stdio;
+mod raw_wire;
+mod server;
+mod via_mcpwire;
+mod via_rmcp;
+mod workload;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use server::HttpServer;
+use via_mcpwire::Mcpwire;
+use via_rmcp::Rmcp;
+use workload::{Caller, Plan, Samples, Workload, connect_loop, drive};
+
+struct Args {
+    client: String,
+    transport: String,
+    workload: Workload,
+    server: PathBuf,
+    plan: Plan,
+}
+
+fn parse_args() -> Result<Args, String> {
+    let mut args = std::env::args().skip(1);
+    let (mut client, mut transport, mut workload, mut server) = (None, None, None, None);
+    let mut plan = Plan::full();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--client" => client = args.next(),
+            "--transport" => transport = args.next(),
+            "--workload" => {
+                let name = args.next().unwrap_or_default();
+                workload = Some(Workload::parse(&name).ok_or(format!("no workload {name:?}"))?);
+            }
+            "--server" => server = args.next().map(PathBuf::from),
+            "--quick" => plan = Plan::quick(),
+            other => return Err(format!("unknown argument {other:?}")),
+        }
+    }
+    let client = client.ok_or("--client is required")?;
+    if !["mcpwire", "rmcp", "raw"].contains(&client.as_str()) {
+        return Err(format!("no client {client:?}"));
+    }
+    let transport = transport.ok_or("--transport is required")?;
+    if !["stdio", "http", "http-sse"].contains(&transport.as_str()) {
+        return Err(format!("no transport {transport:?}"));
+    }
+    Ok(Args {
+        client,
+        transport,
+        workload: workload.ok_or("--workload is required")?,
+        server: server.ok_or("--server is required")?,
+        plan,
+    })
+}
+
+fn main() -> ExitCode {
+    let args = match parse_args() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("mcpwire-bench: {e}");
+            eprintln!(
+                "usage: mcpwire-bench --client mcpwire|rmcp|raw --transport stdio|http|http-sse \
+                 --workload w1|w2|w3|w4-1m|w4-10m --server PATH [--quick]"
+            );
+            return ExitCode::from(2);
+        }
+    };
+    match run(&args) {
+        Ok(samples) => {
+            let outcome = samples.outcome(&args.client, &args.transport, args.workload);
+            println!("{}", serde_json::to_string(&outcome).expect("serializable"));
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!(
+                "mcpwire-bench: {} {} {}: {e}",
+                args.client,
+                args.transport,
+                args.workload.name()
+            );
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run(args: &Args) -> Result<Samples, String> {
+    if args.transport == "stdio" && args.client == "raw" {
+        return raw_stdio::run(&args.server, args.workload, &args.plan);
+    }
+    // The async clients share one runtime shape: tokio's default
+    // multi-threaded runtime, as `#[tokio::main]` builds it.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = match args.transport.as_str() {
+        "stdio" => None,
+        t => Some(HttpServer::start(&args.server, t == "http-sse")?),
+    };
+    let result = runtime.block_on(async {
+        match (args.client.as_str(), &http) {
+            ("mcpwire", None) => {
+                let server = args.server.as_path();
+                bench(args, || Mcpwire::stdio(server)).await
+            }
+            ("mcpwire", Some(http)) => {
+                let client = via_mcpwire::http_client()?;
+                bench(args, || Mcpwire::http(&client, http.url())).await
+            }
+            ("rmcp", None) => {
+                let server = args.server.as_path();
+                bench(args, || Rmcp::stdio(server)).await
+            }
+            ("rmcp", Some(http)) => bench(args, || Rmcp::http(http.url())).await,
+            ("raw", Some(http)) => {
+                let client = raw_http::http_client();
+                bench(args, || raw_http::RawHttp::connect(&client, http.url())).await
+            }
+            _ => Err("unreachable client and transport".into()),
+        }
+    });
+    drop(http);
+    result
+}
+
+async fn bench<C, F, Fut>(args: &Args, connect: F) -> Result<Samples, String>
+where
+    C: Caller,
+    F: Fn() -> Fut,
+    Fut: std::future::Future<Output = Result<C, String>>,
+{
+    if args.workload == Workload::Connect {
+        return connect_loop(args.plan.connects, connect).await;
+    }
+    let caller = connect().await?;
+    let samples = drive(&caller, args.workload, &args.plan).await?;
+    caller.close().await;
+    Ok(samples)
+}

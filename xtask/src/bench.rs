@@ -1,0 +1,482 @@
+//! `cargo xtask bench [--quick] [--transport T]... [--workload W]...
+//! [--rounds N] [--no-write]`: mcpwire against rmcp and a raw baseline.
+//!
+//! Builds `mcpwire-bench` and `mcpwire-bench-server` in release mode, then
+//! runs every (transport, workload) cell: several rounds, and in each round
+//! the three clients one after the other (A B C A B C ...), each client and
+//! workload in a process of its own so its peak RSS is its own. Prints the
+//! medians and the ratios, checks the targets of issue 7, and writes the
+//! result between the `bench` markers of `docs/benchmarks.md`, leaving the
+//! rest of that file (the codec section, the optimisation log) alone.
+//!
+//! It is a benchmark, not a test: CI builds it and never times it.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::{cargo, display, run};
+
+const CLIENTS: [&str; 3] = ["mcpwire", "rmcp", "raw"];
+const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];
+const WORKLOADS: [&str; 5] = ["w1", "w2", "w3", "w4-1m", "w4-10m"];
+/// A run that takes longer than this is killed and counted as failed.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+const BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench`) -->";
+const END: &str = "<!-- bench:end -->";
+
+struct Options {
+    quick: bool,
+    transports: Vec<String>,
+    workloads: Vec<String>,
+    rounds: usize,
+    write: bool,
+}
+
+fn parse(args: &[String]) -> Result<Options, String> {
+    let usage = || {
+        "usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]... \
+         [--workload w1|w2|w3|w4-1m|w4-10m]... [--rounds N] [--no-write]"
+            .to_string()
+    };
+    let mut o = Options {
+        quick: false,
+        transports: Vec::new(),
+        workloads: Vec::new(),
+        rounds: 0,
+        write: true,
+    };
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--quick" => o.quick = true,
+            "--no-write" => o.write = false,
+            "--transport" => {
+                let t = args.next().ok_or_else(usage)?;
+                for t in t.split(',') {
+                    if !TRANSPORTS.contains(&t) {
+                        return Err(usage());
+                    }
+                    o.transports.push(t.into());
+                }
+            }
+            "--workload" => {
+                let w = args.next().ok_or_else(usage)?;
+                for w in w.split(',') {
+                    if !WORKLOADS.contains(&w) {
+                        return Err(usage());
+                    }
+                    o.workloads.push(w.into());
+                }
+            }
+            "--rounds" => {
+                o.rounds = args
+                    .next()
+                    .and_then(|n| n.parse().ok())
+                    .filter(|&n| n > 0)
+                    .ok_or_else(usage)?;
+            }
+            _ => return Err(usage()),
+        }
+    }
+    if o.transports.is_empty() {
+        o.transports = TRANSPORTS.iter().map(|t| t.to_string()).collect();
+    }
+    if o.workloads.is_empty() {
+        o.workloads = WORKLOADS.iter().map(|w| w.to_string()).collect();
+    }
+    if o.rounds == 0 {
+        o.rounds = if o.quick { 1 } else { 3 };
+    }
+    Ok(o)
+}
+
+/// One cell's runs, by client.
+type Cell = BTreeMap<&'static str, Vec<Value>>;
+
+/// Runs the benchmark.
+pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
+    let o = parse(args)?;
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "mcpwire-bench",
+        "-p",
+        "mcpwire-bench-server",
+    ]))?;
+    let bin = target_dir(root).join("release");
+    let bench_bin = bin.join("mcpwire-bench");
+    let server_bin = bin.join("mcpwire-bench-server");
+    let started = Instant::now();
+    let mut cells: Vec<((String, String), Cell)> = Vec::new();
+    for transport in &o.transports {
+        for workload in &o.workloads {
+            let mut cell = Cell::new();
+            for round in 0..o.rounds {
+                for client in CLIENTS {
+                    let mut cmd = Command::new(&bench_bin);
+                    cmd.args(["--client", client, "--transport", transport])
+                        .args(["--workload", workload])
+                        .arg("--server")
+                        .arg(&server_bin);
+                    if o.quick {
+                        cmd.arg("--quick");
+                    }
+                    eprint!(
+                        "[{:>4}s] round {} {transport} {workload} {client}: ",
+                        started.elapsed().as_secs(),
+                        round + 1
+                    );
+                    match run_one(&mut cmd) {
+                        Ok(v) => {
+                            eprintln!("{}", brief(&v));
+                            cell.entry(client).or_default().push(v);
+                        }
+                        Err(e) => eprintln!("FAILED: {e}"),
+                    }
+                }
+            }
+            cells.push(((transport.clone(), workload.clone()), cell));
+        }
+    }
+    let machine = machine(root);
+    let table = table(&cells);
+    let targets = targets(&cells);
+    println!("\n{machine}\n{table}\n{targets}");
+    if o.write {
+        let command = format!("cargo xtask bench {}", args.join(" "));
+        let section = section(command.trim(), o.rounds, &machine, &table, &targets);
+        let path = root.join("docs/benchmarks.md");
+        write_section(&path, &section)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+/// Runs one benchmark process and reads its JSON line.
+fn run_one(cmd: &mut Command) -> Result<Value, String> {
+    let shown = display(cmd);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let start = Instant::now();
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if start.elapsed() > RUN_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("`{shown}` took longer than {RUN_TIMEOUT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!("`{shown}`: {}: {}", out.status, stderr.trim()));
+    }
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| format!("`{shown}` printed {line:?}: {e}"))
+}
+
+fn brief(v: &Value) -> String {
+    let f = |k: &str| v[k].as_f64();
+    let mut s = format!("{:.0} ops/s", f("ops_per_s").unwrap_or(0.0));
+    if let Some(p50) = f("p50_us") {
+        let _ = write!(s, ", p50 {p50:.1} us");
+    }
+    if let Some(mb) = f("mb_per_s") {
+        let _ = write!(s, ", {mb:.0} MB/s");
+    }
+    let _ = write!(
+        s,
+        ", cpu {:.2} us/op, rss {:.1} MiB",
+        f("cpu_us_per_op").unwrap_or(0.0),
+        f("peak_rss_kib").unwrap_or(0.0) / 1024.0
+    );
+    s
+}
+
+/// The median of `key` over a client's runs.
+fn median(runs: Option<&Vec<Value>>, key: &str) -> Option<f64> {
+    let mut xs: Vec<f64> = runs?.iter().filter_map(|v| v[key].as_f64()).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let mid = xs.len() / 2;
+    Some(if xs.len() % 2 == 1 {
+        xs[mid]
+    } else {
+        (xs[mid - 1] + xs[mid]) / 2.0
+    })
+}
+
+/// The metrics shown for a workload: (JSON key, label, scale, higher is better).
+fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)] {
+    match workload {
+        "w1" => &[
+            ("p50_us", "connect p50 (ms)", 1e-3, false),
+            ("cpu_us_per_op", "CPU per connect (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        "w2" => &[
+            ("p50_us", "p50 (us)", 1.0, false),
+            ("p99_us", "p99 (us)", 1.0, false),
+            ("ops_per_s", "calls/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        "w3" => &[
+            ("ops_per_s", "calls/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        _ => &[
+            ("mb_per_s", "MB/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+    }
+}
+
+fn fmt(x: Option<f64>) -> String {
+    match x {
+        None => "n/a".into(),
+        Some(x) if x >= 1000.0 => format!("{x:.0}"),
+        Some(x) if x >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+    }
+}
+
+fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "n/a".into(),
+    }
+}
+
+fn table(cells: &[((String, String), Cell)]) -> String {
+    let mut t = String::from(
+        "| transport | workload | metric | mcpwire | rmcp | raw | mcpwire / rmcp | mcpwire / raw |\n\
+         |---|---|---|---:|---:|---:|---:|---:|\n",
+    );
+    for ((transport, workload), cell) in cells {
+        for (key, label, scale, _) in metrics(workload) {
+            let m = |c: &str| median(cell.get(c), key).map(|x| x * scale);
+            let (a, b, c) = (m("mcpwire"), m("rmcp"), m("raw"));
+            let _ = writeln!(
+                t,
+                "| {transport} | {workload} | {label} | {} | {} | {} | {} | {} |",
+                fmt(a),
+                fmt(b),
+                fmt(c),
+                ratio(a, b),
+                ratio(a, c)
+            );
+        }
+    }
+    t
+}
+
+/// The targets of issue 7, checked against the medians.
+fn targets(cells: &[((String, String), Cell)]) -> String {
+    let get = |transport: &str, workload: &str, client: &str, key: &str| {
+        cells
+            .iter()
+            .find(|((t, w), _)| t == transport && w == workload)
+            .and_then(|(_, cell)| median(cell.get(client), key))
+    };
+    let mut out = String::from("| target | measured | met |\n|---|---|---|\n");
+    let mut check = |name: &str, value: Option<f64>, unit: &str, ok: &dyn Fn(f64) -> bool| {
+        let (measured, met) = match value {
+            Some(v) => (
+                format!("{v:.2}{unit}"),
+                if ok(v) { "yes" } else { "**no**" },
+            ),
+            None => ("not measured".to_string(), "n/a"),
+        };
+        let _ = writeln!(out, "| {name} | {measured} | {met} |");
+    };
+    let div = |a: Option<f64>, b: Option<f64>| Some(a? / b.filter(|b| *b > 0.0)?);
+    let w = |t, wl, c, k| get(t, wl, c, k);
+    check(
+        "stdio W2 p50 <= 1.5x raw",
+        div(
+            w("stdio", "w2", "mcpwire", "p50_us"),
+            w("stdio", "w2", "raw", "p50_us"),
+        ),
+        "x raw",
+        &|r| r <= 1.5,
+    );
+    check(
+        "stdio W2 client CPU per call <= 0.5x rmcp",
+        div(
+            w("stdio", "w2", "mcpwire", "cpu_us_per_op"),
+            w("stdio", "w2", "rmcp", "cpu_us_per_op"),
+        ),
+        "x rmcp",
+        &|r| r <= 0.5,
+    );
+    check(
+        "stdio W3 >= 2x rmcp",
+        div(
+            w("stdio", "w3", "mcpwire", "ops_per_s"),
+            w("stdio", "w3", "rmcp", "ops_per_s"),
+        ),
+        "x rmcp",
+        &|r| r >= 2.0,
+    );
+    check(
+        "stdio W3 >= 0.5x raw",
+        div(
+            w("stdio", "w3", "mcpwire", "ops_per_s"),
+            w("stdio", "w3", "raw", "ops_per_s"),
+        ),
+        "x raw",
+        &|r| r >= 0.5,
+    );
+    check(
+        "stdio W4 10 MiB >= 1.3x rmcp MB/s",
+        div(
+            w("stdio", "w4-10m", "mcpwire", "mb_per_s"),
+            w("stdio", "w4-10m", "rmcp", "mb_per_s"),
+        ),
+        "x rmcp",
+        &|r| r >= 1.3,
+    );
+    check(
+        "stdio W4 10 MiB peak RSS <= 40 MiB",
+        w("stdio", "w4-10m", "mcpwire", "peak_rss_kib").map(|k| k / 1024.0),
+        " MiB",
+        &|m| m <= 40.0,
+    );
+    for t in ["http", "http-sse"] {
+        check(
+            &format!("{t} W2 >= 3x rmcp"),
+            div(
+                w(t, "w2", "mcpwire", "ops_per_s"),
+                w(t, "w2", "rmcp", "ops_per_s"),
+            ),
+            "x rmcp",
+            &|r| r >= 3.0,
+        );
+        check(
+            &format!("{t} W3 >= 5x rmcp"),
+            div(
+                w(t, "w3", "mcpwire", "ops_per_s"),
+                w(t, "w3", "rmcp", "ops_per_s"),
+            ),
+            "x rmcp",
+            &|r| r >= 5.0,
+        );
+        check(
+            &format!("{t} W3 >= 0.4x raw"),
+            div(
+                w(t, "w3", "mcpwire", "ops_per_s"),
+                w(t, "w3", "raw", "ops_per_s"),
+            ),
+            "x raw",
+            &|r| r >= 0.4,
+        );
+    }
+    for t in TRANSPORTS {
+        check(
+            &format!("{t} W1 no slower than rmcp"),
+            div(
+                w(t, "w1", "mcpwire", "p50_us"),
+                w(t, "w1", "rmcp", "p50_us"),
+            ),
+            "x rmcp",
+            &|r| r <= 1.0,
+        );
+    }
+    out
+}
+
+fn machine(root: &Path) -> String {
+    let capture = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let rmcp = fs::read_to_string(root.join("Cargo.lock"))
+        .ok()
+        .and_then(|lock| {
+            let at = lock.find("name = \"rmcp\"\nversion = \"")? + 24;
+            lock[at..].split('"').next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "- rustc: {}\n- rmcp: {rmcp} (crates.io); mcpwire: this commit ({})\n- machine: {cores} cores, {cpu}; load average at the end: {load}\n- OS: {}",
+        capture("rustc", &["-V"]),
+        capture("git", &["rev-parse", "--short", "HEAD"]),
+        capture("uname", &["-sr"]),
+    )
+}
+
+fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &str) -> String {
+    format!(
+        "{BEGIN}\n## Clients: mcpwire, rmcp and the raw limit\n\n\
+         Produced by `{command}` ({rounds} round(s); in each round the three clients run \
+         one after the other, each client and workload in its own process; medians shown).\n\n\
+         {machine}\n\n\
+         Workloads, all against the same `mcpwire-bench-server` binary: W1 spawn or connect \
+         until ready; W2 10,000 sequential `tools/call` echoes of 100 bytes; W3 20,000 calls \
+         with 64 in flight; W4 20 calls echoing 1 MiB and 3 echoing 10 MiB (MB/s counts the \
+         message once per call). CPU is the client process's user + system time (all \
+         threads, 10 ms resolution) over the measured part; peak RSS is its `VmHWM`. \
+         `http` answers with JSON bodies, `http-sse` with one-event SSE streams.\n\n\
+         This machine is small and shared, so absolute figures move from run to run; the \
+         ratios measured within one run are the figures that count.\n\n\
+         {table}\n### Targets (issue 7)\n\n{targets}{END}\n"
+    )
+}
+
+/// Replaces the marked section of `path`, or appends it; keeps the rest.
+fn write_section(path: &Path, section: &str) -> Result<(), String> {
+    let old = fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".into());
+    let new = match (old.find(BEGIN), old.find(END)) {
+        (Some(b), Some(e)) if b < e => {
+            format!(
+                "{}{section}{}",
+                &old[..b],
+                &old[e + END.len()..].trim_start_matches('\n')
+            )
+        }
+        _ => format!(
+            "{}\n{section}",
+            old.trim_end_matches('\n').to_string() + "\n"
+        ),
+    };
+    fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
