@@ -64,7 +64,7 @@ impl StdioConfig {
             io: IoConfig::new(),
             framing: Framing::Newline,
             stderr: StderrMode::default(),
-            startup_grace: Duration::from_millis(50),
+            startup_grace: Duration::ZERO,
             stdin_close_timeout: Duration::from_secs(2),
             sigterm_timeout: Duration::from_secs(2),
         }
@@ -167,9 +167,12 @@ impl StdioConfig {
     /// How long [`spawn`](crate::StdioTransport::spawn) watches the new
     /// process before returning, so one that exits at once (a bad argument, a
     /// missing dependency) is a [`SpawnError::ExitedAtStart`](crate::SpawnError)
-    /// with its stderr, not a later close. Default: 50 ms; zero skips the
-    /// check. A process that exits later is reported as
-    /// `Closed(Exited)` with the same details.
+    /// with its stderr, not a later close. Default: zero, no check: `spawn`
+    /// returns at once, and a process that exits is reported as
+    /// `Closed(Exited)` with the same details (status and stderr tail), so a
+    /// client's handshake fails with them. A grace adds its full length to
+    /// every successful spawn (a healthy server says nothing until asked),
+    /// which is why it is opt-in.
     pub fn startup_grace(mut self, grace: Duration) -> Self {
         self.startup_grace = grace;
         self

@@ -99,8 +99,10 @@ impl StdioTransport {
     /// Spawns the server and returns the transport to it, paused (grant
     /// frames with [`set_active`](Transport::set_active)).
     ///
-    /// Waits up to [`StdioConfig::startup_grace`] (50 ms) to catch a process
-    /// that exits at once. Must be called within a tokio runtime (the writer,
+    /// With a [`StdioConfig::startup_grace`] (opt-in; none by default),
+    /// waits up to it to catch a process that exits at once; without one it
+    /// returns as soon as the process is started. Must be called within a
+    /// tokio runtime (the writer,
     /// stderr and supervisor tasks are spawned on it).
     pub async fn spawn(config: StdioConfig) -> Result<Self, SpawnError> {
         let env = child_env(&config);
