@@ -231,7 +231,6 @@ fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)]
     match workload {
         "w1" => &[
             ("p50_us", "connect p50 (ms)", 1e-3, false),
-            ("cpu_us_per_op", "CPU per connect (ms)", 1e-3, false),
             ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
         ],
         "w2" => &[
@@ -432,7 +431,8 @@ fn machine(root: &Path) -> String {
     let rmcp = fs::read_to_string(root.join("Cargo.lock"))
         .ok()
         .and_then(|lock| {
-            let at = lock.find("name = \"rmcp\"\nversion = \"")? + 24;
+            let key = "name = \"rmcp\"\nversion = \"";
+            let at = lock.find(key)? + key.len();
             lock[at..].split('"').next().map(str::to_string)
         })
         .unwrap_or_else(|| "unknown".into());
