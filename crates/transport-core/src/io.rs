@@ -22,6 +22,9 @@ use crate::{
 const NON_JSON_REPORT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
 /// How much of a skipped non-JSON line a report quotes.
 const NON_JSON_SAMPLE_LEN: usize = 200;
+/// A frame this many read buffers long or longer leaves the read buffer
+/// behind with it (see `release_after`).
+const LARGE_FRAME_READS: usize = 4;
 
 type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 
@@ -252,6 +255,23 @@ impl IoTransport {
         self.buf.len() + self.ready.as_ref().map_or(0, Bytes::len)
     }
 
+    /// After a large frame, starts a fresh read buffer holding only the
+    /// bytes after it. The frame is a zero-copy slice of the old buffer, so
+    /// the old allocation (grown to fit the frame) is freed as soon as the
+    /// consumer drops the frame, instead of staying resident, as large as
+    /// the largest frame ever received, for the rest of the connection.
+    fn release_after(&mut self, frame: &Bytes) {
+        if frame.len() >= LARGE_FRAME_READS * self.read_buffer_size {
+            self.buf = BytesMut::from(&self.buf[..]);
+        }
+    }
+
+    /// The capacity of the read buffer (for tests of its bound).
+    #[cfg(test)]
+    fn read_capacity(&self) -> usize {
+        self.buf.capacity()
+    }
+
     /// How many non-JSON lines were skipped so far.
     pub fn non_json_skipped(&self) -> u64 {
         self.non_json_skipped
@@ -398,6 +418,7 @@ impl Transport for IoTransport {
             };
             match decoded {
                 Ok(Some(frame)) => {
+                    self.release_after(&frame);
                     match self.screen(frame) {
                         Ok(frame) => self.ready = frame,
                         Err(event) => return Poll::Ready(Some(event)),
@@ -483,5 +504,49 @@ impl Drop for IoTransport {
         if let Some(writer) = self.writer.take() {
             writer.abort();
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::io::AsyncWriteExt;
+
+    use super::*;
+    use crate::TransportExt;
+
+    #[tokio::test]
+    async fn a_large_frame_does_not_leave_its_buffer_behind() {
+        let config = IoConfig::new().read_buffer_size(4096);
+        let (mut transport, mut peer) = IoTransport::pair(config);
+        // Not a power of two, so the grown buffer has room left after it.
+        const LEN: usize = (1 << 20) + 1000;
+        let mut big = vec![b' '; LEN];
+        big[0] = b'{';
+        big[LEN - 2] = b'}';
+        big[LEN - 1] = b'\n';
+        let writer = tokio::spawn(async move {
+            peer.write_all(&big).await.expect("write");
+            peer.write_all(b"{}\n").await.expect("write");
+            peer
+        });
+        transport.set_active(Active::Many(
+            std::num::NonZeroU32::new(2).expect("non-zero"),
+        ));
+        match transport.next_event().await {
+            Some(TransportEvent::Frame(f)) => assert_eq!(f.len(), LEN - 1),
+            other => panic!("{other:?}"),
+        }
+        // The buffer that held the megabyte is not kept for the next frame.
+        assert!(
+            transport.read_capacity() < 64 << 10,
+            "read buffer kept {} bytes",
+            transport.read_capacity()
+        );
+        match transport.next_event().await {
+            Some(TransportEvent::Frame(f)) => assert_eq!(&f[..], b"{}"),
+            other => panic!("{other:?}"),
+        }
+        drop(writer.await.expect("writer"));
+        transport.close().await;
     }
 }
