@@ -1,5 +1,6 @@
 //! The typed API: one method per server feature.
 
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 use serde::Serialize;
@@ -115,7 +116,7 @@ impl Client {
     /// error. The tool list is fetched once if it is not cached yet.
     pub async fn call_tool_with(
         &self,
-        params: CallToolParams,
+        mut params: CallToolParams,
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
         let tools = &self.inner.hub.tools;
@@ -126,11 +127,22 @@ impl Client {
             self.list_all_tools().await?;
         }
         let replay = tools.replay_safe(&params.name);
-        let result: CallToolResult = self
-            .typed("tools/call", Some(&params), opts, replay)
+        // Encode first and let the arguments go before the answer arrives:
+        // a large argument is then held once (as the frame being written),
+        // not twice, while the answer is read.
+        let engine = self.engine()?;
+        let request = engine.encode_request("tools/call", Some(&params), opts)?;
+        let name = std::mem::take(&mut params.name);
+        drop(params);
+        let payload = engine
+            .call_encoded(request, Cow::Borrowed("tools/call"), opts, replay, true)
             .await?;
+        let result: CallToolResult = payload
+            .deserialize()
+            .map_err(|e| Error::decode("tools/call", e))?;
+        drop(payload);
         tools.validate(
-            &params.name,
+            &name,
             result.structured_content.as_ref(),
             result.is_error == Some(true),
         )?;

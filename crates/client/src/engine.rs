@@ -213,8 +213,38 @@ impl Engine {
         replay: bool,
         cancellable: bool,
     ) -> Result<Payload, Error> {
+        let request = self.encode_request(&method, params, opts)?;
+        self.call_encoded(request, method, opts, replay, cancellable)
+            .await
+    }
+
+    /// Encodes a request with the next id, without sending it. The caller
+    /// may then drop its parameters before [`call_encoded`](Self::call_encoded)
+    /// waits for the answer: for a large argument that halves the memory
+    /// held while the answer arrives.
+    pub(crate) fn encode_request<P: Serialize + ?Sized>(
+        &self,
+        method: &str,
+        params: Option<&P>,
+        opts: &RequestOptions,
+    ) -> Result<EncodedRequest, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = encode(id, &method, params, opts.wants_progress())?;
+        let frame = encode(id, method, params, opts.wants_progress())?;
+        Ok(EncodedRequest { id, frame })
+    }
+
+    /// Sends a request made by [`encode_request`](Self::encode_request) with
+    /// the same `opts`, and waits for its outcome, as [`call`](Self::call)
+    /// does.
+    pub(crate) async fn call_encoded(
+        &self,
+        request: EncodedRequest,
+        method: Cow<'static, str>,
+        opts: &RequestOptions,
+        replay: bool,
+        cancellable: bool,
+    ) -> Result<Payload, Error> {
+        let EncodedRequest { id, frame } = request;
         let (tx, mut rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if opts.wants_progress() {
             let (t, r) = watch::channel(None);
@@ -466,6 +496,12 @@ impl Drop for PendingGuard<'_> {
     fn drop(&mut self) {
         self.cancel("cancelled by the client");
     }
+}
+
+/// A request encoded with its id, not yet sent.
+pub(crate) struct EncodedRequest {
+    id: i64,
+    frame: Bytes,
 }
 
 fn encode<P: Serialize + ?Sized>(
