@@ -111,11 +111,12 @@ impl SharedWrite {
         self.state.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// The framed form of one frame, as chunks to write.
-    fn chunks(&self, frame: &Bytes) -> Vec<Bytes> {
+    /// The framed form of one frame, as chunks to write (no allocation for
+    /// newline framing).
+    fn chunks(&self, frame: &Bytes) -> [Bytes; 2] {
         match self.framing {
-            Framing::Newline => vec![frame.clone(), Bytes::from_static(NEWLINE)],
-            Framing::ContentLength => vec![
+            Framing::Newline => [frame.clone(), Bytes::from_static(NEWLINE)],
+            Framing::ContentLength => [
                 Bytes::from(format!("Content-Length: {}\r\n\r\n", frame.len())),
                 frame.clone(),
             ],
