@@ -14,7 +14,8 @@ use mcpwire_stdio::{StdioConfig, StdioTransport};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
-const ROUNDS: usize = 20_000;
+const ROUNDS: usize = 4_000;
+const BLOCKS: usize = 5;
 const FRAME: &[u8] = br#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"message":"hello"}}}"#;
 
 #[tokio::main(flavor = "multi_thread", worker_threads = 2)]
@@ -30,13 +31,17 @@ async fn main() {
     let mut line = Vec::new();
     let mut frame_nl = FRAME.to_vec();
     frame_nl.push(b'\n');
-    let start = Instant::now();
-    for _ in 0..ROUNDS {
-        stdin.write_all(&frame_nl).await.unwrap();
-        line.clear();
-        stdout.read_until(b'\n', &mut line).await.unwrap();
+    // The best of several blocks: the machine may be shared and loaded.
+    let mut raw = std::time::Duration::MAX;
+    for _ in 0..BLOCKS {
+        let start = Instant::now();
+        for _ in 0..ROUNDS {
+            stdin.write_all(&frame_nl).await.unwrap();
+            line.clear();
+            stdout.read_until(b'\n', &mut line).await.unwrap();
+        }
+        raw = raw.min(start.elapsed());
     }
-    let raw = start.elapsed();
     drop(stdin);
     let _ = child.wait().await;
 
@@ -46,24 +51,27 @@ async fn main() {
         .unwrap();
     let tx = t.sender();
     let frame = Bytes::from_static(FRAME);
-    let start = Instant::now();
-    for _ in 0..ROUNDS {
-        tx.send(frame.clone()).await.unwrap();
-        t.set_active(Active::Once);
-        match t.next_event().await {
-            Some(TransportEvent::Frame(_)) => {}
-            other => panic!("{other:?}"),
+    let mut ours = std::time::Duration::MAX;
+    for _ in 0..BLOCKS {
+        let start = Instant::now();
+        for _ in 0..ROUNDS {
+            tx.send(frame.clone()).await.unwrap();
+            t.set_active(Active::Once);
+            match t.next_event().await {
+                Some(TransportEvent::Frame(_)) => {}
+                other => panic!("{other:?}"),
+            }
         }
+        ours = ours.min(start.elapsed());
     }
-    let ours = start.elapsed();
 
     // Pipelined: 64 in flight.
     t.set_active(Active::Many(NonZeroU32::MAX));
     let start = Instant::now();
     let mut sent = 0;
     let mut received = 0;
-    while received < ROUNDS * 5 {
-        while sent < ROUNDS * 5 && sent - received < 64 {
+    while received < ROUNDS * 25 {
+        while sent < ROUNDS * 25 && sent - received < 64 {
             tx.send(frame.clone()).await.unwrap();
             sent += 1;
         }
@@ -77,13 +85,13 @@ async fn main() {
 
     let per = |d: std::time::Duration, n: usize| d.as_secs_f64() * 1e6 / n as f64;
     println!(
-        "sequential round trip: raw pipe {:.1} us, StdioTransport {:.1} us ({:.2}x)",
+        "sequential round trip (best of {BLOCKS} x {ROUNDS}): raw pipe {:.1} us, StdioTransport {:.1} us ({:.2}x)",
         per(raw, ROUNDS),
         per(ours, ROUNDS),
         ours.as_secs_f64() / raw.as_secs_f64()
     );
     println!(
         "pipelined (64 in flight): {:.0} frames/s",
-        (ROUNDS * 5) as f64 / pipelined.as_secs_f64()
+        (ROUNDS * 25) as f64 / pipelined.as_secs_f64()
     );
 }
