@@ -273,13 +273,13 @@ impl StdioTransport {
         }
         // stdout ended: the process is exiting or gone. Closing stdin (done
         // by the inner transport) and the shutdown sequence bound the wait.
-        if self.exit.is_none() {
+        let Some(status) = self.exit else {
             self.request_shutdown();
             if self.exit_rx.is_some() {
                 return Poll::Pending;
             }
             return Poll::Ready(CloseReason::Eof);
-        }
+        };
         if let Some(task) = self.stderr_task.as_mut() {
             let settle = self
                 .settle
@@ -290,7 +290,6 @@ impl StdioTransport {
             self.stderr_task = None;
         }
         self.ending = None;
-        let status = self.exit.expect("checked above");
         Poll::Ready(CloseReason::Exited(exit_info(status, self.tail.lines())))
     }
 
