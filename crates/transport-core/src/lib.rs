@@ -15,16 +15,51 @@
 //! without bound. `Closed` is reported exactly once, last. See
 //! [`Transport`] for the full contract.
 //!
+//! [`IoTransport`] implements the contract over any byte stream (pipes,
+//! sockets, an in-memory pair from [`IoTransport::pair`] for scripting a fake
+//! peer), with newline framing. [`GrantHarness`] checks any transport against
+//! the contract, one grant at a time.
+//!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mcpwire_transport::{Active, IoConfig, IoTransport, Transport, TransportEvent, TransportExt};
+//! use tokio::io::AsyncWriteExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A scripted peer in memory: what it writes, the transport receives.
+//! let (mut transport, mut peer) = IoTransport::pair(IoConfig::new());
+//! peer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n").await.unwrap();
+//!
+//! // Nothing is delivered until a grant is given.
+//! transport.set_active(Active::Once);
+//! match transport.next_event().await {
+//!     Some(TransportEvent::Frame(frame)) => assert!(frame.starts_with(b"{")),
+//!     other => panic!("{other:?}"),
+//! }
+//! transport.sender().send(Bytes::from_static(b"{}")).await.unwrap();
+//! transport.close().await;
+//! # }
+//! ```
 
 mod active;
+mod direct;
 mod error;
 mod event;
+mod harness;
+mod io;
+mod io_config;
 mod sender;
 mod transport;
+mod writer;
 
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
+pub use harness::{GrantHarness, HarnessError};
+pub use io::IoTransport;
+pub use io_config::{Framing, IoConfig, NonJsonPolicy};
 pub use sender::FrameSender;
 pub use transport::{Transport, TransportExt, TransportInfo};

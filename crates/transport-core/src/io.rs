@@ -1,0 +1,506 @@
+//! [`IoTransport`]: the transport over any byte stream.
+
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, Waker};
+use std::time::Instant;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use mcpwire_codec::{ContentLengthDecoder, DecodeError, LineDecoder};
+use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
+use tokio::sync::{mpsc, oneshot};
+use tokio::task::JoinHandle;
+use tokio::time::Sleep;
+
+use crate::direct::{BoxedWrite, SharedWrite};
+use crate::writer::write_loop;
+use crate::{
+    Active, CloseReason, FrameSender, Framing, Grants, IoConfig, NonJsonPolicy, Transport,
+    TransportError, TransportEvent, TransportInfo,
+};
+
+/// How long after one non-JSON report the next may be made.
+const NON_JSON_REPORT_INTERVAL: std::time::Duration = std::time::Duration::from_secs(1);
+/// How much of a skipped non-JSON line a report quotes.
+const NON_JSON_SAMPLE_LEN: usize = 200;
+
+type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
+
+/// A [`Transport`] over any byte stream: a child's pipes, a Unix or TCP
+/// socket, an in-memory [`duplex`](tokio::io::duplex), or the current
+/// process's stdin and stdout (the server side of stdio).
+///
+/// # Reading: inline, in the owner's task
+///
+/// There is no reader task. [`poll_event`](Transport::poll_event) reads from
+/// the stream itself, decodes frames as zero-copy slices of its read buffer,
+/// and hands one out per grant. A frame therefore costs no task hop and no
+/// channel between the socket and its consumer, which is what matters for the
+/// latency of sequential calls. (A reader task would have to buffer frames in
+/// a channel to decouple itself from the owner, adding a wake-up per frame and
+/// a second bound to reason about; reading inline makes the grant itself the
+/// only flow control, as the contract wants.)
+///
+/// The read-ahead is bounded: while no grant is outstanding the transport
+/// holds at most one decoded frame plus one read buffer
+/// ([`IoConfig::read_buffer_size`], 64 KiB by default) of a partial one, and
+/// stops reading; the peer's writes then block in the OS. With a grant, each
+/// read asks for at most one read buffer, so a frame in progress never holds
+/// more than the maximum frame length plus one read.
+///
+/// Because reading happens inside `poll_event`, the owner must keep polling
+/// `poll_event` (as it does anyway to learn about `Closed`) for frames to
+/// flow; nothing is read behind its back.
+///
+/// # Writing: direct when alone, batched when in a burst
+///
+/// A frame sent while nothing is queued and no other frame was sent in the
+/// last 10 µs (a sequential call) is written by the sender itself, in its own
+/// task: one non-blocking `writev`, no task hop. (On a multi-threaded runtime
+/// a hop through a writer task often crosses threads and costs more than the
+/// pipe round trip.) Frames sent in a burst go to the bounded queue, which a
+/// writer task spawned at construction drains (so construction needs a tokio
+/// runtime): it takes every frame already queued as one batch, coalesces
+/// small frames into one buffer, passes large ones by reference in a vectored
+/// write, and flushes only when the queue is empty. Whatever a direct write
+/// cannot finish (a full pipe) is handed to the writer task, which finishes
+/// it before anything sent after it, so frames never reorder. The write half
+/// sits behind a mutex held for one non-blocking poll at a time, never across
+/// an await.
+///
+/// A write error reports the frames that were not written as
+/// [`TransportEvent::Undelivered`] and closes the queue (later sends get
+/// `Closed`); the read side stays open until the peer ends it.
+///
+/// # Closing
+///
+/// The transport closes when the stream ends (`Closed(Eof)`, after the last
+/// frame, including an unterminated last line), on a read error
+/// (`Closed(Error)`), on an oversized frame (a non-fatal
+/// [`TransportError::Frame`] event, then `Closed(FrameTooLong)`), or when the
+/// owner closes it (`Closed(Local)`: reading stops at once, queued frames are
+/// written within [`IoConfig::flush_timeout`], then the write half is shut
+/// down). Dropping it stops the writer task at once.
+pub struct IoTransport {
+    reader: Option<BoxedRead>,
+    buf: BytesMut,
+    decoder: Decoder,
+    read_buffer_size: usize,
+    non_json: NonJsonPolicy,
+    non_json_skipped: u64,
+    non_json_last_report: Option<Instant>,
+    grants: Grants,
+    /// One decoded frame waiting for a grant.
+    ready: Option<Bytes>,
+    /// The stream has no more bytes for us.
+    read_eof: bool,
+    /// The peer can write no more: a pending read counts as the end.
+    peer_gone: bool,
+    /// Why the transport ends, reported once the frames before it are out.
+    end: Option<CloseReason>,
+    closed_reported: bool,
+    waker: Option<Waker>,
+    sender: FrameSender,
+    writer_events: mpsc::UnboundedReceiver<TransportEvent>,
+    writer: Option<JoinHandle<()>>,
+    shared: Arc<SharedWrite>,
+    writer_shutdown: Option<oneshot::Sender<()>>,
+    flush_timeout: std::time::Duration,
+    close: LocalClose,
+    info: TransportInfo,
+}
+
+enum LocalClose {
+    NotStarted,
+    Flushing(Pin<Box<Sleep>>),
+    Done,
+}
+
+enum Decoder {
+    Line(LineDecoder),
+    ContentLength(ContentLengthDecoder),
+}
+
+impl Decoder {
+    fn new(framing: Framing, max: usize) -> Self {
+        match framing {
+            Framing::Newline => Decoder::Line(LineDecoder::with_max_frame_len(max)),
+            Framing::ContentLength => {
+                Decoder::ContentLength(ContentLengthDecoder::with_max_frame_len(max))
+            }
+        }
+    }
+
+    fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
+        match self {
+            Decoder::Line(d) => d.decode(buf),
+            Decoder::ContentLength(d) => d.decode(buf),
+        }
+    }
+
+    fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
+        match self {
+            Decoder::Line(d) => d.decode_eof(buf),
+            Decoder::ContentLength(d) => d.decode_eof(buf),
+        }
+    }
+
+    fn max_frame_len(&self) -> usize {
+        match self {
+            Decoder::Line(d) => d.max_frame_len(),
+            Decoder::ContentLength(d) => d.max_frame_len(),
+        }
+    }
+
+    fn is_lines(&self) -> bool {
+        matches!(self, Decoder::Line(_))
+    }
+}
+
+impl std::fmt::Debug for IoTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("IoTransport")
+            .field("info", &self.info)
+            .field("grants", &self.grants.remaining())
+            .field("buffered", &self.buffered_len())
+            .field("closed_reported", &self.closed_reported)
+            .finish_non_exhaustive()
+    }
+}
+
+impl IoTransport {
+    /// A transport reading frames from `reader` and writing them to `writer`.
+    ///
+    /// Spawns the writer task, so it must be called within a tokio runtime.
+    pub fn new<R, W>(reader: R, writer: W, config: IoConfig) -> Self
+    where
+        R: AsyncRead + Send + 'static,
+        W: AsyncWrite + Send + 'static,
+    {
+        let writer: BoxedWrite = Box::pin(writer);
+        let shared = Arc::new(SharedWrite::new(writer, config.framing));
+        let (sender, rx) = FrameSender::channel(config.outbound_capacity);
+        let sender = sender
+            .max_frame_len(config.max_frame_len)
+            .reject_newlines(config.framing == Framing::Newline)
+            .direct(shared.clone());
+        let (events_tx, writer_events) = mpsc::unbounded_channel();
+        let (shutdown_tx, shutdown_rx) = oneshot::channel();
+        let writer = tokio::spawn(write_loop(
+            shared.clone(),
+            rx,
+            shutdown_rx,
+            config.framing,
+            events_tx,
+        ));
+        Self {
+            reader: Some(Box::pin(reader)),
+            buf: BytesMut::new(),
+            decoder: Decoder::new(config.framing, config.max_frame_len),
+            read_buffer_size: config.read_buffer_size,
+            non_json: config.non_json,
+            non_json_skipped: 0,
+            non_json_last_report: None,
+            grants: Grants::default(),
+            ready: None,
+            read_eof: false,
+            peer_gone: false,
+            end: None,
+            closed_reported: false,
+            waker: None,
+            sender,
+            writer_events,
+            writer: Some(writer),
+            shared,
+            writer_shutdown: Some(shutdown_tx),
+            flush_timeout: config.flush_timeout,
+            close: LocalClose::NotStarted,
+            info: TransportInfo::new("io", "byte stream"),
+        }
+    }
+
+    /// A transport over one object that is both readable and writable (a
+    /// socket, a duplex pipe), split into halves.
+    pub fn from_stream<S>(stream: S, config: IoConfig) -> Self
+    where
+        S: AsyncRead + AsyncWrite + Send + 'static,
+    {
+        let (r, w) = tokio::io::split(stream);
+        Self::new(r, w, config)
+    }
+
+    /// A transport connected to an in-memory peer, for tests and for
+    /// scripting a fake server: write frames (with their framing) to the
+    /// returned stream and the transport receives them; read from it to see
+    /// what the transport sent.
+    ///
+    /// The in-memory pipe holds at most one read buffer in each direction, so
+    /// a peer that writes while the transport is paused blocks like a real one.
+    pub fn pair(config: IoConfig) -> (Self, DuplexStream) {
+        let (ours, theirs) = tokio::io::duplex(config.read_buffer_size);
+        let transport =
+            Self::from_stream(ours, config).with_info(TransportInfo::new("io", "in-memory peer"));
+        (transport, theirs)
+    }
+
+    /// Replaces what [`info`](Transport::info) reports.
+    #[must_use]
+    pub fn with_info(mut self, info: TransportInfo) -> Self {
+        self.info = info;
+        self
+    }
+
+    /// Tells the transport that the peer can write nothing more (its process
+    /// exited), even if the stream does not end (a grandchild may still hold
+    /// the pipe open): once a read finds no data waiting, the stream counts as
+    /// ended. Frames already written are still delivered first.
+    pub fn peer_exited(&mut self) {
+        self.peer_gone = true;
+        if let Some(w) = self.waker.take() {
+            w.wake();
+        }
+    }
+
+    /// Bytes received and held for the owner: the read buffer plus a decoded
+    /// frame waiting for a grant. Bounded as described in the type docs.
+    pub fn buffered_len(&self) -> usize {
+        self.buf.len() + self.ready.as_ref().map_or(0, Bytes::len)
+    }
+
+    /// How many non-JSON lines were skipped so far.
+    pub fn non_json_skipped(&self) -> u64 {
+        self.non_json_skipped
+    }
+
+    /// Remembers who to wake when a grant arrives (cloning the waker only if
+    /// it changed).
+    fn park(&mut self, cx: &Context<'_>) {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
+    }
+
+    /// Ends the transport: stops reading and lets the writer finish what is
+    /// queued on its own. Returns the `Closed` event.
+    fn finish(&mut self, reason: CloseReason) -> Poll<Option<TransportEvent>> {
+        self.closed_reported = true;
+        self.stop_reading();
+        if let Some(tx) = self.writer_shutdown.take() {
+            let _ = tx.send(());
+        }
+        Poll::Ready(Some(TransportEvent::Closed(reason)))
+    }
+
+    fn stop_reading(&mut self) {
+        self.reader = None;
+        self.ready = None;
+        self.buf = BytesMut::new();
+    }
+
+    /// Applies the non-JSON policy to a decoded line. `Err` carries an event
+    /// to report instead of the frame; `Ok(None)` means skip silently.
+    fn screen(&mut self, frame: Bytes) -> Result<Option<Bytes>, TransportEvent> {
+        if self.non_json == NonJsonPolicy::Deliver
+            || !self.decoder.is_lines()
+            || looks_like_json(&frame)
+        {
+            return Ok(Some(frame));
+        }
+        self.non_json_skipped += 1;
+        let now = Instant::now();
+        let due = self
+            .non_json_last_report
+            .is_none_or(|last| now.duration_since(last) >= NON_JSON_REPORT_INTERVAL);
+        if !due {
+            return Ok(None);
+        }
+        self.non_json_last_report = Some(now);
+        let end = frame.len().min(NON_JSON_SAMPLE_LEN);
+        Err(TransportEvent::Error(TransportError::NonJson {
+            skipped: self.non_json_skipped,
+            sample: String::from_utf8_lossy(&frame[..end]).into_owned(),
+        }))
+    }
+
+    /// Reads once into the buffer. `Ready(true)` when bytes or the end
+    /// arrived, `Ready(false)` on a fatal error (recorded in `end`).
+    fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        let Some(reader) = self.reader.as_mut() else {
+            self.read_eof = true;
+            return Poll::Ready(true);
+        };
+        if self.buf.capacity() - self.buf.len() < self.read_buffer_size {
+            self.buf.reserve(self.read_buffer_size);
+        }
+        // Without a grant the read-ahead stops at one read buffer in total.
+        let room = if self.grants.any() {
+            self.read_buffer_size
+        } else {
+            self.read_buffer_size.saturating_sub(self.buf.len())
+        };
+        let mut limited = (&mut self.buf).limit(room);
+        match tokio_util::io::poll_read_buf(reader.as_mut(), cx, &mut limited) {
+            Poll::Ready(Ok(0)) => {
+                self.read_eof = true;
+                Poll::Ready(true)
+            }
+            Poll::Ready(Ok(_)) => Poll::Ready(true),
+            Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => Poll::Ready(true),
+            Poll::Ready(Err(e)) => {
+                self.end = Some(CloseReason::Error(e.into()));
+                self.reader = None;
+                Poll::Ready(false)
+            }
+            Poll::Pending if self.peer_gone => {
+                self.read_eof = true;
+                Poll::Ready(true)
+            }
+            Poll::Pending => Poll::Pending,
+        }
+    }
+}
+
+/// The cheap check of [`NonJsonPolicy::Skip`]: JSON-RPC messages are objects
+/// and batches are arrays.
+fn looks_like_json(line: &[u8]) -> bool {
+    matches!(
+        line.iter().find(|b| !b.is_ascii_whitespace()),
+        Some(b'{' | b'[')
+    )
+}
+
+impl Transport for IoTransport {
+    fn sender(&self) -> FrameSender {
+        self.sender.clone()
+    }
+
+    fn set_active(&mut self, active: Active) {
+        self.grants.set(active);
+        if self.grants.any() {
+            if let Some(w) = self.waker.take() {
+                w.wake();
+            }
+        }
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<TransportEvent>> {
+        if self.closed_reported {
+            return Poll::Ready(None);
+        }
+        // What the writer reports concerns frames the owner sent earlier, so
+        // it goes first, and always before `Closed`.
+        if let Poll::Ready(Some(event)) = self.writer_events.poll_recv(cx) {
+            return Poll::Ready(Some(event));
+        }
+        if !matches!(self.close, LocalClose::NotStarted) {
+            return self.finish(CloseReason::Local);
+        }
+        loop {
+            if self.ready.is_some() {
+                if self.grants.take() {
+                    return Poll::Ready(self.ready.take().map(TransportEvent::Frame));
+                }
+                self.park(cx);
+                return Poll::Pending;
+            }
+            if let Some(reason) = self.end.take() {
+                return self.finish(reason);
+            }
+            let decoded = if self.read_eof {
+                self.decoder.decode_eof(&mut self.buf)
+            } else {
+                self.decoder.decode(&mut self.buf)
+            };
+            match decoded {
+                Ok(Some(frame)) => {
+                    match self.screen(frame) {
+                        Ok(frame) => self.ready = frame,
+                        Err(event) => return Poll::Ready(Some(event)),
+                    }
+                    continue;
+                }
+                Ok(None) if self.read_eof => {
+                    self.end = Some(CloseReason::Eof);
+                    continue;
+                }
+                Ok(None) => {}
+                Err(e) if self.read_eof => {
+                    // A frame cut short by the end of the stream: worth
+                    // saying, but the stream simply ended.
+                    self.end = Some(CloseReason::Eof);
+                    self.stop_reading();
+                    return Poll::Ready(Some(TransportEvent::Error(e.into())));
+                }
+                Err(e @ DecodeError::FrameTooLong { .. }) => {
+                    self.end = Some(CloseReason::FrameTooLong {
+                        max: self.decoder.max_frame_len(),
+                    });
+                    self.stop_reading();
+                    return Poll::Ready(Some(TransportEvent::Error(e.into())));
+                }
+                Err(e) => {
+                    // A malformed header: frame boundaries are lost for good.
+                    self.end = Some(CloseReason::Error(e.into()));
+                    self.stop_reading();
+                    continue;
+                }
+            }
+            // More bytes are needed. Without a grant, read ahead only up to
+            // one read buffer, then let the peer block.
+            if !self.grants.any() && self.buf.len() >= self.read_buffer_size {
+                self.park(cx);
+                return Poll::Pending;
+            }
+            if self.poll_read(cx).is_pending() {
+                // The reader holds our waker; a grant also wakes us.
+                self.park(cx);
+                return Poll::Pending;
+            }
+        }
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        loop {
+            match &mut self.close {
+                LocalClose::NotStarted => {
+                    self.stop_reading();
+                    if let Some(tx) = self.writer_shutdown.take() {
+                        let _ = tx.send(());
+                    }
+                    self.close =
+                        LocalClose::Flushing(Box::pin(tokio::time::sleep(self.flush_timeout)));
+                }
+                LocalClose::Flushing(deadline) => {
+                    if let Some(writer) = self.writer.as_mut() {
+                        if Pin::new(&mut *writer).poll(cx).is_pending() {
+                            if deadline.as_mut().poll(cx).is_pending() {
+                                return Poll::Pending;
+                            }
+                            writer.abort();
+                            self.shared.release();
+                        }
+                        self.writer = None;
+                    }
+                    self.close = LocalClose::Done;
+                }
+                LocalClose::Done => return Poll::Ready(()),
+            }
+        }
+    }
+
+    fn info(&self) -> TransportInfo {
+        self.info.clone()
+    }
+}
+
+impl Drop for IoTransport {
+    fn drop(&mut self) {
+        if let Some(writer) = self.writer.take() {
+            writer.abort();
+        }
+        // Senders may outlive us and share the write half: drop it now, which
+        // closes it (a child's stdin).
+        self.shared.release();
+    }
+}

@@ -1,0 +1,225 @@
+//! The outbound half of [`IoTransport`](crate::IoTransport): one task that
+//! drains the frame queue in batches.
+
+use std::fmt::Write as _;
+use std::io;
+use std::sync::Arc;
+
+use bytes::{BufMut, Bytes, BytesMut};
+use mcpwire_codec::encode_content_length;
+use tokio::sync::{mpsc, oneshot};
+
+use crate::direct::SharedWrite;
+use crate::{Framing, TransportError, TransportEvent};
+
+/// Frames up to this size are copied into one coalescing buffer; larger ones
+/// are written from their own allocation so a 10 MiB frame is never copied.
+const COPY_MAX: usize = 4 << 10;
+/// A batch stops growing past this many bytes, so one slow write does not
+/// hold a huge batch hostage and memory stays bounded.
+const BATCH_MAX_BYTES: usize = 256 << 10;
+/// A batch stops growing past this many frames.
+const BATCH_MAX_FRAMES: usize = 256;
+/// Drains `rx` into the shared write half until told to shut down or the
+/// write side fails.
+///
+/// Frames are taken in batches: the first frame is awaited, then whatever
+/// else is already queued is taken without waiting, framed, and written with
+/// as few system calls as the batch allows (small frames coalesced into one
+/// buffer, large ones passed by reference in a vectored write). The writer
+/// flushes only when the queue is empty, so a burst costs one flush. When the
+/// queue is empty and the writer idle, senders write directly instead (see
+/// [`SharedWrite`]); what they cannot finish comes here as a leftover, which
+/// is written before anything queued after it.
+///
+/// On `shutdown` the queue is closed (new sends get `Closed`), what is left is
+/// written, and the write half is shut down, which closes a child's stdin.
+/// On a write error, the frames of the failed batch (which may have reached
+/// the peer in part) and everything still queued come back to the owner as
+/// [`TransportEvent::Undelivered`]; they are never dropped silently.
+pub(crate) async fn write_loop(
+    shared: Arc<SharedWrite>,
+    mut rx: mpsc::Receiver<Bytes>,
+    mut shutdown: oneshot::Receiver<()>,
+    framing: Framing,
+    events: mpsc::UnboundedSender<TransportEvent>,
+) {
+    let mut batch: Vec<Bytes> = Vec::with_capacity(BATCH_MAX_FRAMES);
+    let mut chunks: Vec<Bytes> = Vec::with_capacity(16);
+    let mut scratch = BytesMut::with_capacity(COPY_MAX * 4);
+    let mut closing = false;
+    loop {
+        if let Some(leftover) = shared.take_leftover() {
+            let mut result = shared.write_chunks(&leftover.chunks).await;
+            if result.is_ok() && rx.is_empty() {
+                result = shared.flush().await;
+            }
+            shared.unqueue(1);
+            if let Err(e) = result {
+                batch.push(leftover.frame);
+                fail(e, &shared, &mut batch, &mut rx, &events);
+                return;
+            }
+            continue;
+        }
+        if shared.take_needs_flush() {
+            if let Err(e) = shared.flush().await {
+                fail(e, &shared, &mut batch, &mut rx, &events);
+                return;
+            }
+        }
+        let first = if closing {
+            rx.try_recv().ok()
+        } else {
+            tokio::select! {
+                biased;
+                _ = &mut shutdown => {
+                    closing = true;
+                    shared.close();
+                    rx.close();
+                    continue;
+                }
+                _ = shared.notify.notified() => continue,
+                frame = rx.recv() => frame,
+            }
+        };
+        let Some(first) = first else { break };
+        let mut bytes = first.len();
+        batch.push(first);
+        while bytes < BATCH_MAX_BYTES && batch.len() < BATCH_MAX_FRAMES {
+            match rx.try_recv() {
+                Ok(frame) => {
+                    bytes += frame.len();
+                    batch.push(frame);
+                }
+                Err(_) => break,
+            }
+        }
+        frame_batch(framing, &batch, &mut scratch, &mut chunks);
+        let mut result = shared.write_chunks(&chunks).await;
+        chunks.clear();
+        if result.is_ok() && rx.is_empty() {
+            result = shared.flush().await;
+        }
+        shared.unqueue(batch.len());
+        if let Err(e) = result {
+            fail(e, &shared, &mut batch, &mut rx, &events);
+            return;
+        }
+        batch.clear();
+    }
+    // Best effort: the owner is closing and does not wait for an answer.
+    shared.shutdown().await;
+}
+
+/// Reports a write failure: an error event, then every frame not known to
+/// have been written.
+fn fail(
+    e: io::Error,
+    shared: &SharedWrite,
+    batch: &mut Vec<Bytes>,
+    rx: &mut mpsc::Receiver<Bytes>,
+    events: &mpsc::UnboundedSender<TransportEvent>,
+) {
+    shared.release();
+    rx.close();
+    if let Some(leftover) = shared.take_leftover() {
+        batch.push(leftover.frame);
+    }
+    let error = TransportError::from(e);
+    // The event channel is unbounded, but what goes in is bounded: one batch
+    // plus the queue capacity, once, after which this task ends.
+    let _ = events.send(TransportEvent::Error(error.clone()));
+    let rest = std::iter::from_fn(|| rx.try_recv().ok());
+    for frame in batch.drain(..).chain(rest) {
+        let _ = events.send(TransportEvent::Undelivered {
+            frame,
+            error: error.clone(),
+        });
+    }
+}
+
+/// Turns a batch of frames into the chunks to write: small frames and all
+/// framing bytes are copied into `scratch`, large frames are referenced.
+fn frame_batch(framing: Framing, batch: &[Bytes], scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
+    for frame in batch {
+        let large = frame.len() > COPY_MAX;
+        match framing {
+            // The sender already refused frames with a raw newline.
+            Framing::Newline if !large => {
+                scratch.extend_from_slice(frame);
+                scratch.put_u8(b'\n');
+            }
+            Framing::Newline => {
+                push_scratch(scratch, chunks);
+                chunks.push(frame.clone());
+                scratch.put_u8(b'\n');
+            }
+            Framing::ContentLength if !large => {
+                // Cannot fail: Content-Length framing takes any bytes.
+                let _ = encode_content_length(frame, scratch);
+            }
+            Framing::ContentLength => {
+                // The header alone, so the body is written from its own
+                // buffer; the `header_matches_the_codec` test keeps it
+                // byte-identical to `encode_content_length`.
+                let _ = write!(scratch, "Content-Length: {}\r\n\r\n", frame.len());
+                push_scratch(scratch, chunks);
+                chunks.push(frame.clone());
+            }
+        }
+    }
+    push_scratch(scratch, chunks);
+}
+
+fn push_scratch(scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
+    if !scratch.is_empty() {
+        chunks.push(scratch.split().freeze());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_frames_coalesce_and_large_ones_are_referenced() {
+        let big = Bytes::from(vec![b'x'; COPY_MAX + 1]);
+        let batch = vec![
+            Bytes::from_static(b"{}"),
+            Bytes::from_static(b"[]"),
+            big.clone(),
+            Bytes::from_static(b"{\"a\":1}"),
+        ];
+        let mut scratch = BytesMut::new();
+        let mut chunks = Vec::new();
+        frame_batch(Framing::Newline, &batch, &mut scratch, &mut chunks);
+        assert_eq!(chunks.len(), 3);
+        assert_eq!(chunks[0], "{}\n[]\n");
+        assert_eq!(
+            chunks[1].as_ptr(),
+            big.as_ptr(),
+            "the large frame is not copied"
+        );
+        assert_eq!(chunks[2], "\n{\"a\":1}\n");
+    }
+
+    #[test]
+    fn header_matches_the_codec() {
+        let big = Bytes::from(vec![b'y'; COPY_MAX + 10]);
+        let batch = vec![Bytes::from_static(b"{}"), big.clone()];
+        let mut scratch = BytesMut::new();
+        let mut chunks = Vec::new();
+        frame_batch(Framing::ContentLength, &batch, &mut scratch, &mut chunks);
+        let mut expected = BytesMut::new();
+        for f in &batch {
+            encode_content_length(f, &mut expected).unwrap();
+        }
+        assert_eq!(chunks.concat(), expected.to_vec());
+        assert_eq!(
+            chunks.last().unwrap().as_ptr(),
+            big.as_ptr(),
+            "the body is not copied"
+        );
+    }
+}
