@@ -277,6 +277,15 @@ impl Client {
         .map(drop)
     }
 
+    /// Tells the server the roots changed (`notifications/roots/list_changed`);
+    /// it will ask again with `roots/list`. Enable
+    /// [`ClientConfig::roots_list_changed`](crate::ClientConfig::roots_list_changed)
+    /// to advertise it.
+    pub async fn roots_list_changed(&self) -> Result<(), Error> {
+        self.notify::<()>("notifications/roots/list_changed", None)
+            .await
+    }
+
     /// The server's log messages (`notifications/message`), also sent to
     /// `tracing` under target `mcp_server`. The queue is bounded: a reader
     /// that falls behind loses the oldest (it sees `Lagged(n)`).
