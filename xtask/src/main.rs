@@ -11,6 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
 mod conformance;
+mod fuzz;
 mod servers;
 
 fn main() -> ExitCode {
@@ -19,8 +20,9 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("servers") => servers::install(&root()).map(|_| ()),
         Some("conformance") => conformance::conformance(&root(), &args[1..]),
+        Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|fuzz>");
             return ExitCode::from(2);
         }
     };

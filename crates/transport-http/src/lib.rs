@@ -1,6 +1,57 @@
 //! MCP over HTTP: Streamable HTTP (2025-03-26 and later) and the legacy
 //! HTTP+SSE transport (2024-11-05), with automatic fallback between them.
 //!
-//! This crate will hold both HTTP transports on hyper 1 and rustls: sessions,
-//! SSE resumption, one retry policy, and active-once flow control over
-//! response bodies.
+//! Built on hyper 1 and rustls: a pooled [`HttpClient`] (HTTP/1.1 and HTTP/2
+//! through ALPN, keep-alive, timeouts, custom headers) and an
+//! [`HttpTransport`] implementing the [`Transport`](mcpwire_transport::Transport)
+//! contract, with sessions, SSE resumption, one [`RetryPolicy`] and
+//! active-once flow control over response bodies. See `docs/http.md`.
+//!
+//! ```no_run
+//! use mcpwire_http::{HttpClient, HttpConfig, HttpMode, HttpTransport};
+//! use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! // One client per process: its connection pool is shared by every transport.
+//! let client = HttpClient::new(HttpConfig::new())?;
+//! // Streamable HTTP, or legacy HTTP+SSE if the server only speaks that.
+//! let mut transport = HttpTransport::connect(&client, "https://example.com/mcp")?;
+//! let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
+//! transport.sender().send(bytes::Bytes::from_static(init)).await?;
+//! transport.set_active(Active::Once);
+//! if let Some(TransportEvent::Frame(answer)) = transport.next_event().await {
+//!     println!("{} via {:?}", String::from_utf8_lossy(&answer), transport.mode());
+//! }
+//! assert_ne!(transport.mode(), Some(HttpMode::ReceiveOnlySse));
+//! transport.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What it does not do: know MCP beyond the JSON-RPC envelope (it recognises
+//! `initialize` and `notifications/initialized` to manage the session and the
+//! GET stream), replay requests after a session expired (the client decides
+//! what is safe to repeat), or follow redirects.
+
+mod client;
+mod config;
+mod connector;
+mod driver;
+mod error;
+mod events;
+mod legacy;
+mod mode;
+mod retry;
+mod session;
+mod sse;
+mod streamable;
+mod transport;
+
+pub use client::HttpClient;
+pub use config::HttpConfig;
+pub use error::Error;
+pub use mode::HttpMode;
+pub use retry::RetryPolicy;
+pub use transport::HttpTransport;
+
+pub use http::{HeaderName, HeaderValue};

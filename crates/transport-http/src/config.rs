@@ -1,0 +1,220 @@
+use std::time::Duration;
+
+use http::{HeaderMap, HeaderName, HeaderValue};
+
+use crate::RetryPolicy;
+
+/// The configuration of an [`HttpClient`](crate::HttpClient) and of every
+/// transport made from it.
+///
+/// All fields are private; each setter is named after its field and states its
+/// default. Limits say what they protect against.
+#[derive(Debug, Clone)]
+pub struct HttpConfig {
+    pub(crate) headers: HeaderMap,
+    pub(crate) user_agent: HeaderValue,
+    pub(crate) connect_timeout: Duration,
+    pub(crate) request_timeout: Duration,
+    pub(crate) close_timeout: Duration,
+    pub(crate) retry: RetryPolicy,
+    pub(crate) webpki_roots: bool,
+    pub(crate) extra_roots: Vec<Vec<u8>>,
+    pub(crate) http2_prior_knowledge: bool,
+    pub(crate) read_ahead: usize,
+    pub(crate) queue_capacity: usize,
+    pub(crate) max_in_flight: usize,
+    pub(crate) max_frame_len: usize,
+    pub(crate) listen: bool,
+    pub(crate) pool_idle_timeout: Duration,
+    pub(crate) proxy: ProxyConfig,
+}
+
+/// Where proxy settings come from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum ProxyConfig {
+    /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (or their
+    /// lowercase forms), read when the client is built.
+    Env,
+    /// No proxy at all.
+    Off,
+    /// One proxy for every URL except those `no_proxy` matches.
+    Explicit { url: String, no_proxy: String },
+}
+
+impl Default for HttpConfig {
+    fn default() -> Self {
+        Self {
+            headers: HeaderMap::new(),
+            user_agent: HeaderValue::from_static(concat!("mcpwire/", env!("CARGO_PKG_VERSION"))),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            close_timeout: Duration::from_secs(3),
+            retry: RetryPolicy::default(),
+            webpki_roots: true,
+            extra_roots: Vec::new(),
+            http2_prior_knowledge: false,
+            read_ahead: 4,
+            queue_capacity: 32,
+            max_in_flight: 64,
+            max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
+            listen: true,
+            pool_idle_timeout: Duration::from_secs(90),
+            proxy: ProxyConfig::Env,
+        }
+    }
+}
+
+impl HttpConfig {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Adds a header sent on every request (an `Authorization` token, say).
+    /// Default: none. A header of the same name is replaced.
+    #[must_use]
+    pub fn header(mut self, name: HeaderName, value: HeaderValue) -> Self {
+        self.headers.insert(name, value);
+        self
+    }
+
+    /// The `User-Agent` header. Default: `mcpwire/<version>`.
+    #[must_use]
+    pub fn user_agent(mut self, value: HeaderValue) -> Self {
+        self.user_agent = value;
+        self
+    }
+
+    /// How long a TCP connect plus TLS handshake may take. Default: 10 s.
+    #[must_use]
+    pub fn connect_timeout(mut self, timeout: Duration) -> Self {
+        self.connect_timeout = timeout;
+        self
+    }
+
+    /// How long a request may wait for the answer's headers, and a JSON
+    /// answer for its body. An SSE answer's stream is not bounded by it: a
+    /// long tool call may stream for as long as it needs. Default: 60 s.
+    #[must_use]
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long closing may take: flushing queued frames and the session
+    /// `DELETE`. Default: 3 s.
+    #[must_use]
+    pub fn close_timeout(mut self, timeout: Duration) -> Self {
+        self.close_timeout = timeout;
+        self
+    }
+
+    /// The retry policy shared by SSE reconnects and retryable POSTs.
+    /// Default: [`RetryPolicy::default`].
+    #[must_use]
+    pub fn retry(mut self, policy: RetryPolicy) -> Self {
+        self.retry = policy;
+        self
+    }
+
+    /// Whether the Mozilla root store (webpki-roots) is trusted. Default: true.
+    /// The platform's root store is not supported yet.
+    #[must_use]
+    pub fn webpki_roots(mut self, enabled: bool) -> Self {
+        self.webpki_roots = enabled;
+        self
+    }
+
+    /// Trusts one more root certificate, DER-encoded (a private CA, a test CA).
+    #[must_use]
+    pub fn add_root_certificate(mut self, der: Vec<u8>) -> Self {
+        self.extra_roots.push(der);
+        self
+    }
+
+    /// Speaks HTTP/2 without negotiation, also over cleartext (h2c prior
+    /// knowledge). Default: false (HTTP/2 is used when TLS ALPN selects it).
+    #[must_use]
+    pub fn http2_prior_knowledge(mut self, enabled: bool) -> Self {
+        self.http2_prior_knowledge = enabled;
+        self
+    }
+
+    /// How many inbound frames may wait for a grant before the transport stops
+    /// reading response bodies (so TCP pushes the server back). Default: 4.
+    /// Memory held while paused is about this many frames plus one read buffer
+    /// per open stream.
+    #[must_use]
+    pub fn read_ahead(mut self, frames: usize) -> Self {
+        self.read_ahead = frames.max(1);
+        self
+    }
+
+    /// The capacity of the outbound queue behind
+    /// [`FrameSender`](mcpwire_transport::FrameSender). Default: 32.
+    #[must_use]
+    pub fn queue_capacity(mut self, frames: usize) -> Self {
+        self.queue_capacity = frames.max(1);
+        self
+    }
+
+    /// How many Streamable HTTP requests may await their answers at once.
+    /// Default: 64. Past it the transport stops taking frames from its queue,
+    /// so senders see `Busy`: it bounds the answers (and connections) one
+    /// transport holds.
+    #[must_use]
+    pub fn max_in_flight(mut self, requests: usize) -> Self {
+        self.max_in_flight = requests.max(1);
+        self
+    }
+
+    /// The longest frame sent or received (a JSON body, one SSE event).
+    /// Default: 16 MiB. It bounds what one server can make us buffer.
+    #[must_use]
+    pub fn max_frame_len(mut self, bytes: usize) -> Self {
+        self.max_frame_len = bytes;
+        self
+    }
+
+    /// Whether Streamable HTTP opens the GET stream for server-initiated
+    /// messages after initialization. Default: true.
+    #[must_use]
+    pub fn listen(mut self, enabled: bool) -> Self {
+        self.listen = enabled;
+        self
+    }
+
+    /// How long an idle pooled connection is kept. Default: 90 s.
+    #[must_use]
+    pub fn pool_idle_timeout(mut self, timeout: Duration) -> Self {
+        self.pool_idle_timeout = timeout;
+        self
+    }
+
+    /// Whether proxies come from the environment: `HTTPS_PROXY` for https
+    /// URLs (tunnelled with `CONNECT`), `HTTP_PROXY` for http URLs (forwarded),
+    /// `ALL_PROXY` for both, `NO_PROXY` for exceptions, read when the client is
+    /// built. Default: true. False turns proxies off.
+    #[must_use]
+    pub fn proxy_from_env(mut self, enabled: bool) -> Self {
+        self.proxy = if enabled {
+            ProxyConfig::Env
+        } else {
+            ProxyConfig::Off
+        };
+        self
+    }
+
+    /// Sends every request through the `http://` proxy at `url` (credentials
+    /// in the URL become `Proxy-Authorization`), except to hosts matched by
+    /// `no_proxy` (the `NO_PROXY` syntax: comma-separated hosts, domains and
+    /// IP ranges). Replaces the environment's settings. Default: none.
+    #[must_use]
+    pub fn proxy(mut self, url: impl Into<String>, no_proxy: impl Into<String>) -> Self {
+        self.proxy = ProxyConfig::Explicit {
+            url: url.into(),
+            no_proxy: no_proxy.into(),
+        };
+        self
+    }
+}

@@ -1,0 +1,187 @@
+use std::future::Future;
+use std::io;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Uri;
+use hyper_util::client::legacy::connect::proxy::Tunnel;
+use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
+use hyper_util::client::proxy::matcher::Matcher;
+use hyper_util::rt::TokioIo;
+use rustls::pki_types::ServerName;
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::TlsConnector;
+use tokio_rustls::client::TlsStream;
+
+use crate::error::BoxError;
+
+/// Connects TCP, then TLS for `https` URLs, offering `h2` and `http/1.1`
+/// through ALPN; the whole connect is bounded by the connect timeout.
+///
+/// Through a proxy, an `https` URL is tunnelled with `CONNECT` (TLS is end to
+/// end, the proxy sees only the host and port); an `http` URL is sent to the
+/// proxy in absolute form.
+#[derive(Clone)]
+pub(crate) struct Connector {
+    tcp: HttpConnector,
+    tls: TlsConnector,
+    timeout: Duration,
+    proxy: Option<Arc<Matcher>>,
+}
+
+impl Connector {
+    pub(crate) fn new(
+        tls: Arc<rustls::ClientConfig>,
+        timeout: Duration,
+        proxy: Option<Arc<Matcher>>,
+    ) -> Self {
+        let mut tcp = HttpConnector::new();
+        tcp.enforce_http(false);
+        tcp.set_nodelay(true);
+        tcp.set_connect_timeout(Some(timeout));
+        tcp.set_keepalive(Some(Duration::from_secs(60)));
+        Self {
+            tcp,
+            tls: TlsConnector::from(tls),
+            timeout,
+            proxy,
+        }
+    }
+}
+
+impl tower_service::Service<Uri> for Connector {
+    type Response = TokioIo<MaybeTls>;
+    type Error = BoxError;
+    type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), BoxError>> {
+        self.tcp.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, uri: Uri) -> Self::Future {
+        let mut tcp = self.tcp.clone();
+        let tls = self.tls.clone();
+        let timeout = self.timeout;
+        let intercept = self.proxy.as_ref().and_then(|m| m.intercept(&uri));
+        Box::pin(async move {
+            let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
+            let host = uri
+                .host()
+                .unwrap_or_default()
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned();
+            let connect = async move {
+                let stream = match (&intercept, https) {
+                    (None, _) => tcp.call(uri).await?.into_inner(),
+                    (Some(proxy), true) => {
+                        let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                        if let Some(auth) = proxy.basic_auth() {
+                            tunnel = tunnel.with_auth(auth.clone());
+                        }
+                        tunnel.call(uri).await?.into_inner()
+                    }
+                    (Some(proxy), false) => {
+                        let stream = tcp.call(proxy.uri().clone()).await?.into_inner();
+                        return Ok::<_, BoxError>(MaybeTls::Plain(stream, true));
+                    }
+                };
+                if !https {
+                    return Ok(MaybeTls::Plain(stream, false));
+                }
+                let name = ServerName::try_from(host)?;
+                let stream = tls.connect(name, stream).await?;
+                Ok(MaybeTls::Tls(Box::new(stream)))
+            };
+            match tokio::time::timeout(timeout, connect).await {
+                Ok(stream) => Ok(TokioIo::new(stream?)),
+                Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "connect timed out").into()),
+            }
+        })
+    }
+}
+
+/// A connection: plain TCP (to a forwarding proxy if flagged) or TLS over
+/// TCP.
+pub(crate) enum MaybeTls {
+    Plain(TcpStream, bool),
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl Connection for MaybeTls {
+    fn connected(&self) -> Connected {
+        match self {
+            MaybeTls::Plain(s, proxied) => s.connected().proxy(*proxied),
+            MaybeTls::Tls(s) => {
+                let (tcp, session) = s.get_ref();
+                let connected = tcp.connected();
+                if session.alpn_protocol() == Some(b"h2") {
+                    connected.negotiated_h2()
+                } else {
+                    connected
+                }
+            }
+        }
+    }
+}
+
+impl AsyncRead for MaybeTls {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
+            MaybeTls::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for MaybeTls {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_write(cx, buf),
+            MaybeTls::Tls(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_flush(cx),
+            MaybeTls::Tls(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_shutdown(cx),
+            MaybeTls::Tls(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            MaybeTls::Plain(s, _) => Pin::new(s).poll_write_vectored(cx, bufs),
+            MaybeTls::Tls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            MaybeTls::Plain(s, _) => s.is_write_vectored(),
+            MaybeTls::Tls(s) => s.is_write_vectored(),
+        }
+    }
+}

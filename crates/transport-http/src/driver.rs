@@ -1,0 +1,167 @@
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::Uri;
+use mcpwire_codec::jsonrpc::{Id, Message};
+use mcpwire_transport::CloseReason;
+use tokio::sync::{mpsc, watch};
+use tokio::task::JoinSet;
+
+use crate::events::Events;
+use crate::session::{SessionSnapshot, Shared};
+use crate::streamable::Probe;
+use crate::{Error, HttpClient, HttpMode};
+
+/// How a transport starts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Start {
+    /// Probe with the first POST, fall back to legacy SSE on 400/404/405.
+    Auto,
+    Streamable,
+    Legacy,
+    ReceiveOnly,
+}
+
+impl Start {
+    pub(crate) fn mode(self) -> Option<HttpMode> {
+        match self {
+            Start::Auto => None,
+            Start::Streamable => Some(HttpMode::StreamableHttp),
+            Start::Legacy => Some(HttpMode::LegacySse),
+            Start::ReceiveOnly => Some(HttpMode::ReceiveOnlySse),
+        }
+    }
+}
+
+/// What the transport may know about an outbound frame: its JSON-RPC
+/// envelope, never its MCP meaning beyond the two lifecycle methods that
+/// change the transport's own state.
+#[derive(Debug, Clone)]
+pub(crate) enum Outbound {
+    /// A request: an answer (JSON or SSE) is expected on its POST.
+    Request { id: Id, initialize: bool },
+    /// A notification; `initialized` opens the GET stream.
+    Notification { initialized: bool },
+    /// A response, a batch, or something we cannot read: posted as is.
+    Other,
+}
+
+impl Outbound {
+    pub(crate) fn classify(frame: &Bytes) -> Outbound {
+        match Message::parse(frame.clone()) {
+            Ok(Message::Request(r)) => Outbound::Request {
+                initialize: r.method == "initialize",
+                id: r.id,
+            },
+            Ok(Message::Notification(n)) => Outbound::Notification {
+                initialized: n.method == "notifications/initialized",
+            },
+            _ => Outbound::Other,
+        }
+    }
+}
+
+/// Everything a driver's tasks share.
+pub(crate) struct Ctx {
+    pub(crate) client: HttpClient,
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) url: Uri,
+    pub(crate) events: Events,
+}
+
+/// The task behind one [`HttpTransport`](crate::HttpTransport).
+pub(crate) struct Driver {
+    pub(crate) ctx: Arc<Ctx>,
+    pub(crate) tasks: JoinSet<()>,
+    pub(crate) snap: SessionSnapshot,
+    pub(crate) listener: Option<tokio::task::AbortHandle>,
+    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
+}
+
+impl Driver {
+    pub(crate) fn new(client: HttpClient, shared: Arc<Shared>, url: Uri, events: Events) -> Self {
+        let in_flight = Arc::new(tokio::sync::Semaphore::new(client.config().max_in_flight));
+        Self {
+            in_flight,
+            ctx: Arc::new(Ctx {
+                client,
+                shared,
+                url,
+                events,
+            }),
+            tasks: JoinSet::new(),
+            snap: SessionSnapshot::default(),
+            listener: None,
+        }
+    }
+
+    pub(crate) async fn run(
+        mut self,
+        mut rx: mpsc::Receiver<Bytes>,
+        mut shutdown: watch::Receiver<bool>,
+        start: Start,
+    ) -> CloseReason {
+        let mut pending = None;
+        if start == Start::Auto {
+            // The first frame decides the transport; nothing else is sent
+            // before it is answered.
+            let first = tokio::select! {
+                frame = rx.recv() => frame,
+                _ = shutdown.changed() => None,
+            };
+            let Some(first) = first else {
+                return CloseReason::Local;
+            };
+            if let Probe::Legacy(frame, stream) = self.probe(first).await {
+                pending = Some((frame, stream));
+            }
+        }
+        if matches!(start, Start::Legacy | Start::ReceiveOnly) || pending.is_some() {
+            let receive_only = start == Start::ReceiveOnly;
+            return self.run_legacy(rx, shutdown, pending, receive_only).await;
+        }
+        loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => break,
+                frame = rx.recv() => match frame {
+                    Some(frame) => {
+                        tokio::select! {
+                            _ = self.send_streamable(frame) => {}
+                            _ = shutdown.changed() => break,
+                        }
+                    }
+                    None => break,
+                },
+                Some(_) = self.tasks.join_next() => {}
+            }
+        }
+        self.close_streamable(rx).await;
+        CloseReason::Local
+    }
+}
+
+/// Parses an absolute `http` or `https` URL.
+pub(crate) fn parse_url(url: &str) -> Result<Uri, Error> {
+    let uri: Uri = url.parse().map_err(|e| Error::InvalidUrl {
+        url: url.to_owned(),
+        source: Box::new(e),
+    })?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        Some(other) => return Err(Error::UnsupportedScheme(other.to_owned())),
+        None => {
+            return Err(Error::InvalidUrl {
+                url: url.to_owned(),
+                source: "the URL is not absolute".into(),
+            });
+        }
+    }
+    if uri.host().is_none() {
+        return Err(Error::InvalidUrl {
+            url: url.to_owned(),
+            source: "the URL has no host".into(),
+        });
+    }
+    Ok(uri)
+}

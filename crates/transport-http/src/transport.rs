@@ -1,0 +1,257 @@
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use http::HeaderValue;
+use mcpwire_transport::{
+    Active, CloseReason, FrameSender, Grants, Transport, TransportError, TransportEvent,
+    TransportInfo,
+};
+use tokio::sync::{oneshot, watch};
+use tokio::time::Sleep;
+
+use crate::driver::{Driver, Start};
+use crate::events::{EventQueues, Events};
+use crate::session::Shared;
+use crate::{Error, HttpClient, HttpMode};
+
+/// An MCP server reached over HTTP: Streamable HTTP, legacy HTTP+SSE, or a
+/// receive-only SSE stream, implementing the
+/// [`Transport`] contract.
+///
+/// # Tasks
+///
+/// Each transport spawns one driver task on the current tokio runtime (so the
+/// constructors fail with [`Error::NoRuntime`] outside one). The driver posts
+/// queued frames and spawns one task per open response stream. Dropping the
+/// transport aborts them all at once; [`close`](mcpwire_transport::TransportExt::close)
+/// first flushes queued frames and ends the session with `DELETE`, bounded by
+/// [`HttpConfig::close_timeout`](crate::HttpConfig::close_timeout).
+///
+/// # Flow control
+///
+/// Inbound frames wait in a queue of
+/// [`read_ahead`](crate::HttpConfig::read_ahead) frames. While the consumer
+/// holds no grant and that queue is full, stream tasks stop polling their
+/// response bodies, so the server is pushed back by TCP (or HTTP/2 flow
+/// control). Read-ahead while paused is bounded by the queue plus one read
+/// buffer per open stream.
+pub struct HttpTransport {
+    sender: FrameSender,
+    grants: Grants,
+    queues: EventQueues,
+    read_ahead: usize,
+    done: Option<oneshot::Receiver<CloseReason>>,
+    reason: Option<CloseReason>,
+    reported: bool,
+    shared: Arc<Shared>,
+    shutdown: watch::Sender<bool>,
+    closing: bool,
+    close_deadline: Option<Pin<Box<Sleep>>>,
+    close_timeout: std::time::Duration,
+    driver: tokio::task::AbortHandle,
+}
+
+impl std::fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("url", &self.shared.url)
+            .field("mode", &self.shared.mode())
+            .finish_non_exhaustive()
+    }
+}
+
+impl HttpTransport {
+    /// Connects to `url` by the specification's backwards-compatibility
+    /// procedure: the first frame (the `initialize` request) is POSTed; if the
+    /// server answers 400, 404 or 405, a GET on the same URL that announces a
+    /// legacy `endpoint` switches the transport to HTTP+SSE. The outcome is
+    /// cached per URL in `client`, and reported by [`mode`](Self::mode).
+    pub fn connect(client: &HttpClient, url: &str) -> Result<Self, Error> {
+        let start = match client.cached_mode(url) {
+            Some(HttpMode::LegacySse) => Start::Legacy,
+            Some(_) => Start::Streamable,
+            None => Start::Auto,
+        };
+        Self::spawn(client, url, start)
+    }
+
+    /// Streamable HTTP (MCP 2025-03-26 and later) only.
+    pub fn streamable(client: &HttpClient, url: &str) -> Result<Self, Error> {
+        Self::spawn(client, url, Start::Streamable)
+    }
+
+    /// The legacy HTTP+SSE transport (MCP 2024-11-05): `url` is the SSE URL.
+    pub fn legacy_sse(client: &HttpClient, url: &str) -> Result<Self, Error> {
+        Self::spawn(client, url, Start::Legacy)
+    }
+
+    /// A receive-only SSE stream: every event's data is a frame; frames queued
+    /// for sending come back as [`TransportEvent::Undelivered`] with an error
+    /// whose source is [`Error::SendNotSupported`].
+    pub fn receive_only_sse(client: &HttpClient, url: &str) -> Result<Self, Error> {
+        Self::spawn(client, url, Start::ReceiveOnly)
+    }
+
+    fn spawn(client: &HttpClient, url: &str, start: Start) -> Result<Self, Error> {
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let uri = crate::driver::parse_url(url)?;
+        let config = client.config();
+        let (sender, rx) = FrameSender::channel(config.queue_capacity);
+        let sender = sender.max_frame_len(config.max_frame_len);
+        let (events, queues) = Events::new(config.read_ahead);
+        let (shutdown, shutdown_rx) = watch::channel(false);
+        let (done_tx, done) = oneshot::channel();
+        let shared = Arc::new(Shared::new(url.to_owned(), start.mode()));
+        let driver = Driver::new(client.clone(), shared.clone(), uri, events);
+        let task = runtime.spawn(async move {
+            let reason = driver.run(rx, shutdown_rx, start).await;
+            let _ = done_tx.send(reason);
+        });
+        Ok(Self {
+            sender,
+            grants: Grants::default(),
+            queues,
+            read_ahead: config.read_ahead,
+            done: Some(done),
+            reason: None,
+            reported: false,
+            shared,
+            shutdown,
+            closing: false,
+            close_deadline: None,
+            close_timeout: config.close_timeout,
+            driver: task.abort_handle(),
+        })
+    }
+
+    /// The transport in use; `None` while the automatic fallback has not
+    /// decided yet (before the first answer).
+    pub fn mode(&self) -> Option<HttpMode> {
+        self.shared.mode()
+    }
+
+    /// The Streamable HTTP session id, once the server assigned one.
+    pub fn session_id(&self) -> Option<String> {
+        self.shared
+            .snapshot()
+            .session_id
+            .and_then(|v| v.to_str().ok().map(str::to_owned))
+    }
+
+    /// The protocol version sent in `MCP-Protocol-Version`: captured from the
+    /// `initialize` result, or set here by the client after negotiation.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.shared
+            .snapshot()
+            .protocol_version
+            .and_then(|v| v.to_str().ok().map(str::to_owned))
+    }
+
+    /// Sets the `MCP-Protocol-Version` header for every later request.
+    pub fn set_protocol_version(&self, version: &str) -> Result<(), Error> {
+        let value = HeaderValue::from_str(version)
+            .map_err(|_| Error::InvalidHeaderValue(version.to_owned()))?;
+        self.shared.update(|s| s.protocol_version = Some(value));
+        Ok(())
+    }
+
+    fn poll_done(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let Some(done) = self.done.as_mut() else {
+            return Poll::Ready(());
+        };
+        let reason = std::task::ready!(Pin::new(done).poll(cx));
+        self.done = None;
+        let reason = reason.unwrap_or_else(|_| {
+            if self.closing {
+                CloseReason::Local
+            } else {
+                CloseReason::Error(TransportError::Other(Arc::new(Error::StreamEnded)))
+            }
+        });
+        self.reason.get_or_insert(reason);
+        Poll::Ready(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        self.driver.abort();
+    }
+}
+
+impl Transport for HttpTransport {
+    fn sender(&self) -> FrameSender {
+        self.sender.clone()
+    }
+
+    fn set_active(&mut self, active: Active) {
+        self.grants.set(active);
+    }
+
+    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<TransportEvent>> {
+        if self.reported {
+            return Poll::Ready(None);
+        }
+        if let Poll::Ready(Some(event)) = self.queues.control.poll_recv(cx) {
+            return Poll::Ready(Some(event));
+        }
+        if self.grants.any() {
+            if let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx) {
+                self.grants.take();
+                return Poll::Ready(Some(TransportEvent::Frame(frame)));
+            }
+        }
+        let _ = self.poll_done(cx);
+        if let Some(reason) = &self.reason {
+            // Frames read before the end are delivered first, as grants
+            // allow; a paused consumer with a full read-ahead (or a local
+            // close) gets `Closed` at once.
+            let buffered = self.queues.frames.len();
+            if buffered == 0 || self.closing || (!self.grants.any() && buffered >= self.read_ahead)
+            {
+                self.reported = true;
+                return Poll::Ready(Some(TransportEvent::Closed(reason.clone())));
+            }
+        }
+        Poll::Pending
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        if !self.closing {
+            self.closing = true;
+            let _ = self.shutdown.send(true);
+            // The driver bounds its own flush and DELETE; this deadline only
+            // guards against a driver that fails to.
+            self.close_deadline = Some(Box::pin(tokio::time::sleep(
+                self.close_timeout + std::time::Duration::from_secs(1),
+            )));
+        }
+        if self.poll_done(cx).is_ready() {
+            return Poll::Ready(());
+        }
+        if let Some(deadline) = self.close_deadline.as_mut() {
+            if deadline.as_mut().poll(cx).is_ready() {
+                self.driver.abort();
+                self.done = None;
+                self.reason.get_or_insert(CloseReason::Local);
+                return Poll::Ready(());
+            }
+        }
+        Poll::Pending
+    }
+
+    fn info(&self) -> TransportInfo {
+        let mode = self.shared.mode();
+        let mut info =
+            TransportInfo::new(mode.map_or("http", HttpMode::kind), self.shared.url.clone());
+        if let Some(id) = self.session_id() {
+            info = info.with_detail("session-id", id);
+        }
+        if let Some(v) = self.protocol_version() {
+            info = info.with_detail("protocol-version", v);
+        }
+        info
+    }
+}

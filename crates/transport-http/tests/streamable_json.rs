@@ -1,0 +1,369 @@
+//! Streamable HTTP with JSON answers, sessions, statuses, TLS and HTTP/2,
+//! against the scripted test server.
+
+mod support;
+
+use std::time::Duration;
+
+use mcpwire_http::{HttpClient, HttpMode, HttpTransport, RetryPolicy};
+use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent, TransportExt};
+use support::*;
+
+/// A server that answers initialize with a session id, 202s notifications,
+/// answers tools/list, and has no GET stream.
+async fn session_server() -> Server {
+    Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("initialize")) => {
+                Reply::json(&init_result(0)).header("mcp-session-id", "sess-1")
+            }
+            ("POST", Some("notifications/initialized")) => Reply::new(202),
+            ("POST", Some("tools/list")) => Reply::json(&result(1, r#"{"tools":[]}"#)),
+            ("GET", _) => Reply::new(405),
+            ("DELETE", _) => Reply::new(200),
+            _ => Reply::new(500).body("unexpected"),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn json_answers_carry_the_session_id_and_protocol_version_afterwards() {
+    let server = session_server().await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    let init = next_frame(&mut t).await;
+    assert_eq!(init["result"]["protocolVersion"], "2025-06-18");
+    assert_eq!(t.session_id().as_deref(), Some("sess-1"));
+    assert_eq!(t.protocol_version().as_deref(), Some("2025-06-18"));
+    tx.send(frame(INITIALIZED)).await.unwrap();
+    tx.send(frame(LIST)).await.unwrap();
+    let list = next_frame(&mut t).await;
+    assert_eq!(list["id"], 1);
+    // The GET stream is tried after `initialized`; its 405 is quiet.
+    let seen = wait_seen(&server, |s| s.iter().any(|r| r.method == "GET")).await;
+    let posts: Vec<_> = seen.iter().filter(|r| r.method == "POST").collect();
+    assert_eq!(posts.len(), 3);
+    for post in &posts {
+        assert_eq!(
+            post.header("accept"),
+            Some("application/json, text/event-stream")
+        );
+        assert_eq!(post.header("content-type"), Some("application/json"));
+        assert!(post.header("user-agent").unwrap().starts_with("mcpwire/"));
+    }
+    assert_eq!(posts[0].header("mcp-session-id"), None);
+    assert_eq!(posts[0].header("mcp-protocol-version"), None);
+    for later in &posts[1..] {
+        assert_eq!(later.header("mcp-session-id"), Some("sess-1"));
+        assert_eq!(later.header("mcp-protocol-version"), Some("2025-06-18"));
+    }
+    // `initialized` reached the server before the request queued after it.
+    assert_eq!(
+        posts[1].rpc_method().as_deref(),
+        Some("notifications/initialized")
+    );
+    let get = seen.iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(get.header("accept"), Some("text/event-stream"));
+    assert_eq!(get.header("mcp-session-id"), Some("sess-1"));
+    assert_eq!(t.info().kind, "streamable-http");
+
+    t.close().await;
+    match next(&mut t).await {
+        TransportEvent::Closed(CloseReason::Local) => {}
+        other => panic!("expected Closed(Local), got {other:?}"),
+    }
+    assert!(t.next_event().await.is_none());
+    let seen = server.seen();
+    let delete = seen
+        .iter()
+        .find(|r| r.method == "DELETE")
+        .expect("DELETE on close");
+    assert_eq!(delete.header("mcp-session-id"), Some("sess-1"));
+}
+
+#[tokio::test]
+async fn a_non_json_500_is_a_typed_status_with_the_body_start() {
+    let server = Server::start(|_| async {
+        Reply::new(500)
+            .header("content-type", "text/html")
+            .header("www-authenticate", "Bearer realm=\"x\"")
+            .body("<html>oops</html>")
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered {
+            frame: f,
+            error: TransportError::Http(status),
+        } => {
+            assert_eq!(f, LIST);
+            assert_eq!(status.status, 500);
+            assert_eq!(status.body, "<html>oops</html>");
+            assert_eq!(
+                status.www_authenticate.as_deref(),
+                Some("Bearer realm=\"x\"")
+            );
+        }
+        other => panic!("expected an undelivered 500, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_404_with_a_session_expires_it_and_the_next_request_goes_without() {
+    for (status, body) in [(404, "gone"), (400, "Bad Request: Session not found")] {
+        let server = Server::start(move |seen| async move {
+            match (seen.rpc_method().as_deref(), seen.header("mcp-session-id")) {
+                (Some("initialize"), _) => {
+                    Reply::json(&init_result(0)).header("mcp-session-id", "old")
+                }
+                (Some("tools/list"), Some("old")) => Reply::new(status).body(body),
+                (Some("tools/list"), None) => Reply::new(400).body("Bad Request: missing session"),
+                _ => Reply::new(202),
+            }
+        })
+        .await;
+        let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+        let tx = t.sender();
+        tx.send(frame(INIT)).await.unwrap();
+        next_frame(&mut t).await;
+        tx.send(frame(LIST)).await.unwrap();
+        match next(&mut t).await {
+            TransportEvent::Undelivered {
+                frame: f,
+                error: TransportError::SessionExpired,
+            } => assert_eq!(f, LIST),
+            other => panic!("expected SessionExpired for {status}, got {other:?}"),
+        }
+        assert_eq!(t.session_id(), None);
+        // Without a session, a 400 is only a 400: not an expiry.
+        tx.send(frame(LIST)).await.unwrap();
+        match next(&mut t).await {
+            TransportEvent::Undelivered {
+                error: TransportError::Http(s),
+                ..
+            } => assert_eq!(s.status, 400),
+            other => panic!("expected a plain 400, got {other:?}"),
+        }
+        let seen = server.seen();
+        assert_eq!(seen.last().unwrap().header("mcp-session-id"), None);
+    }
+}
+
+#[tokio::test]
+async fn get_stream_refusals_degrade_quietly() {
+    for status in [404u16, 405, 406] {
+        let server = Server::start(move |seen| async move {
+            match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+                ("GET", _) => Reply::new(status),
+                (_, Some("initialize")) => {
+                    Reply::json(&init_result(0)).header("mcp-session-id", "s")
+                }
+                (_, Some("tools/list")) => Reply::json(&result(1, "{}")),
+                _ => Reply::new(202),
+            }
+        })
+        .await;
+        let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+        let tx = t.sender();
+        tx.send(frame(INIT)).await.unwrap();
+        next_frame(&mut t).await;
+        tx.send(frame(INITIALIZED)).await.unwrap();
+        wait_seen(&server, |s| s.iter().any(|r| r.method == "GET")).await;
+        // Request traffic is untouched, and no error event precedes the frame.
+        tx.send(frame(LIST)).await.unwrap();
+        assert_eq!(next_frame(&mut t).await["id"], 1);
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let gets = server.seen().iter().filter(|r| r.method == "GET").count();
+        assert_eq!(gets, 1, "a {status} GET must not be retried");
+    }
+}
+
+#[tokio::test]
+async fn busy_503_is_retried_after_retry_after() {
+    let first = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let server = Server::start(move |_| {
+        let first = first.clone();
+        async move {
+            if first.swap(false, std::sync::atomic::Ordering::SeqCst) {
+                Reply::new(503).header("retry-after", "1").body("busy")
+            } else {
+                Reply::json(&result(1, "{}"))
+            }
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(seen[1].at - seen[0].at >= Duration::from_millis(990));
+}
+
+#[tokio::test]
+async fn a_retry_after_past_the_budget_gives_the_frame_back_with_the_status() {
+    let server = Server::start(|_| async { Reply::new(429).header("retry-after", "3600") }).await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered {
+            error: TransportError::Http(s),
+            ..
+        } => {
+            assert_eq!(s.status, 429);
+            assert_eq!(s.retry_after, Some(Duration::from_secs(3600)));
+        }
+        other => panic!("expected an undelivered 429, got {other:?}"),
+    }
+    assert_eq!(server.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn a_refused_connection_is_retried_then_given_back() {
+    // Bind then drop a listener: the port is (almost certainly) closed.
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        l.local_addr().unwrap().port()
+    };
+    let config = quick_config().retry(
+        RetryPolicy::default()
+            .initial_delay(Duration::from_millis(10))
+            .max_attempts(2),
+    );
+    let client = HttpClient::new(config).unwrap();
+    let mut t =
+        HttpTransport::streamable(&client, &format!("http://127.0.0.1:{port}/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered { frame: f, error } => {
+            assert_eq!(f, LIST);
+            assert!(matches!(error, TransportError::Other(_)), "{error:?}");
+        }
+        other => panic!("expected undelivered, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn requests_reuse_one_keep_alive_connection() {
+    let server = Server::start(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        Reply::json(&result(v["id"].as_u64().unwrap(), "{}"))
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    for i in 0..10 {
+        let req = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+        t.sender().send(frame(&req)).await.unwrap();
+        assert_eq!(next_frame(&mut t).await["id"], i);
+    }
+    assert_eq!(server.connections(), 1);
+}
+
+#[tokio::test]
+async fn tls_with_a_test_ca_negotiates_http2() {
+    let server = Server::start_tls(|_| async { Reply::json(&result(1, "{}")) }).await;
+    let config = quick_config()
+        .webpki_roots(false)
+        .add_root_certificate(server.ca_der.clone().unwrap());
+    let client = HttpClient::new(config).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    assert_eq!(server.seen()[0].version, http::Version::HTTP_2);
+
+    // Without the CA, the handshake fails and the frame comes back.
+    let mut t = HttpTransport::streamable(&support::client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert!(matches!(
+        next(&mut t).await,
+        TransportEvent::Undelivered { .. }
+    ));
+}
+
+#[tokio::test]
+async fn http2_prior_knowledge_over_cleartext() {
+    let server = Server::start(|_| async { Reply::json(&result(1, "{}")) }).await;
+    let client = HttpClient::new(quick_config().http2_prior_knowledge(true)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    assert_eq!(server.seen()[0].version, http::Version::HTTP_2);
+    assert_eq!(t.mode(), Some(HttpMode::StreamableHttp));
+}
+
+#[tokio::test]
+async fn close_tolerates_a_405_delete_and_reports_closed_once() {
+    let server = Server::start(|seen| async move {
+        match seen.method.as_str() {
+            "DELETE" => Reply::new(405),
+            _ => Reply::json(&init_result(0)).header("mcp-session-id", "s9"),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    tokio::time::timeout(WAIT, t.close()).await.unwrap();
+    assert!(matches!(
+        next(&mut t).await,
+        TransportEvent::Closed(CloseReason::Local)
+    ));
+    assert!(t.next_event().await.is_none());
+    assert!(t.sender().is_closed());
+    assert!(server.seen().iter().any(|r| r.method == "DELETE"));
+}
+
+#[tokio::test]
+async fn in_flight_requests_are_bounded_and_senders_then_see_busy() {
+    let server = Server::start(|_| async {
+        Reply::new(200)
+            .header("content-type", "application/json")
+            .delay(60_000)
+    })
+    .await;
+    let config = quick_config().max_in_flight(1).queue_capacity(1);
+    let client = HttpClient::new(config).unwrap();
+    let t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(LIST)).await.unwrap();
+    wait_seen(&server, |s| s.len() == 1).await;
+    // The driver holds the second frame waiting for a permit; the third
+    // fills the queue; the fourth is refused.
+    tx.send(frame(LIST)).await.unwrap();
+    tx.send(frame(LIST)).await.unwrap();
+    assert!(matches!(
+        tx.try_send(frame(LIST)),
+        Err(mcpwire_transport::SendError::Busy(_))
+    ));
+    assert_eq!(server.seen().len(), 1);
+}
+
+#[tokio::test]
+async fn an_empty_200_accepts_a_notification_but_a_text_answer_to_a_request_is_refused() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("GET", _) => Reply::new(405),
+            (_, Some("notifications/initialized")) => Reply::new(200),
+            _ => Reply::new(200)
+                .header("content-type", "text/plain")
+                .body("OK"),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INITIALIZED)).await.unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered { frame: f, error } => {
+            assert_eq!(f, LIST);
+            assert!(
+                format!("{error:?}").contains("UnexpectedContentType"),
+                "{error:?}"
+            );
+        }
+        other => panic!("expected the request back, got {other:?}"),
+    }
+}

@@ -1,0 +1,290 @@
+//! Streamable HTTP with SSE answers and the GET stream: interleaved server
+//! messages, resumption with Last-Event-ID, `retry:`, the retry budget and
+//! active-once flow control.
+
+mod support;
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use mcpwire_http::{HttpClient, HttpTransport, RetryPolicy};
+use mcpwire_transport::{Active, Transport, TransportError, TransportEvent};
+use support::*;
+
+const CALL: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"x"}}"#;
+const PROGRESS: &str =
+    r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progress":1}}"#;
+const SAMPLING: &str =
+    r#"{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{}}"#;
+
+#[tokio::test]
+async fn an_sse_answer_delivers_server_messages_before_the_response_in_order() {
+    let server = Server::start(|seen| async move {
+        match seen.method.as_str() {
+            "POST" => Reply::sse()
+                .body("id: p0\ndata:\n\n")
+                .event(Some("p1"), PROGRESS)
+                .delay(20)
+                .event(Some("p2"), SAMPLING)
+                .event(Some("p3"), &result(2, r#"{"content":[]}"#)),
+            _ => Reply::new(405),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+    assert_eq!(next_frame(&mut t).await["id"], "s1");
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    assert_eq!(
+        server.seen().len(),
+        1,
+        "a complete answer needs no resumption"
+    );
+}
+
+#[tokio::test]
+async fn a_broken_answer_stream_resumes_with_last_event_id_without_loss_or_duplicates() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.header("last-event-id")) {
+            ("POST", _) => Reply::sse()
+                .event(Some("e1"), PROGRESS)
+                .event(Some("e2"), SAMPLING)
+                .delay(20)
+                .abort(),
+            ("GET", Some("e2")) => Reply::sse().event(Some("e3"), &result(2, "{}")),
+            _ => Reply::new(400).body("unexpected"),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+    assert_eq!(next_frame(&mut t).await["id"], "s1");
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[1].method, "GET");
+    assert_eq!(seen[1].header("accept"), Some("text/event-stream"));
+    // Nothing else arrives: no duplicate, no stray event.
+    t.set_active(Active::Once);
+    assert!(
+        tokio::time::timeout(
+            Duration::from_millis(200),
+            mcpwire_transport::TransportExt::next_event(&mut t)
+        )
+        .await
+        .is_err()
+    );
+}
+
+#[tokio::test]
+async fn a_polling_server_is_resumed_after_its_retry_interval() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.header("last-event-id")) {
+            // The server primes, asks for 400 ms, and closes the connection
+            // gracefully without ending the stream.
+            ("POST", _) => Reply::sse().body("id: prime-1\nretry: 400\ndata:\n\n"),
+            ("GET", Some("prime-1")) => Reply::sse().event(Some("r"), &result(2, "{}")),
+            _ => Reply::new(400),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 2);
+    assert!(
+        seen[1].at - seen[0].at >= Duration::from_millis(390),
+        "retry: not honoured"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_stream_without_ids_that_ends_early_gives_the_frame_back() {
+    let server = Server::start(|_| async { Reply::sse().event(None, PROGRESS) }).await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    // Non-frame events do not wait for grants, so the frame that came first
+    // on the wire may be reported after the undelivered request.
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let (mut progress, mut undelivered) = (false, false);
+    for _ in 0..2 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                progress = std::str::from_utf8(&f).unwrap().contains("progress")
+            }
+            TransportEvent::Undelivered { frame: f, error } => {
+                assert_eq!(f, CALL);
+                assert!(matches!(error, TransportError::Other(_)));
+                undelivered = true;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(progress && undelivered);
+}
+
+/// Initializes against `server` (which must answer initialize and 202 the
+/// rest of the POSTs), which opens the GET stream.
+async fn initialized(server: &Server, client: &HttpClient) -> HttpTransport {
+    let mut t = HttpTransport::streamable(client, &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    tx.send(frame(INITIALIZED)).await.unwrap();
+    t
+}
+
+fn post_reply(seen: &Seen) -> Reply {
+    match seen.rpc_method().as_deref() {
+        Some("initialize") => Reply::json(&init_result(0)).header("mcp-session-id", "s"),
+        _ => Reply::new(202),
+    }
+}
+
+#[tokio::test]
+async fn the_get_stream_delivers_server_messages_and_resumes_after_a_break() {
+    let gets = Arc::new(AtomicUsize::new(0));
+    let server = Server::start({
+        let gets = gets.clone();
+        move |seen| {
+            let gets = gets.clone();
+            async move {
+                if seen.method != "GET" {
+                    return post_reply(&seen);
+                }
+                match gets.fetch_add(1, Ordering::SeqCst) {
+                    0 => Reply::new(409),
+                    1 => Reply::sse().event(Some("g1"), PROGRESS).delay(20).abort(),
+                    _ if seen.header("last-event-id") == Some("g1") => {
+                        Reply::sse().event(Some("g2"), SAMPLING).hold()
+                    }
+                    _ => Reply::new(400).body("no last event id"),
+                }
+            }
+        }
+    })
+    .await;
+    let mut t = initialized(&server, &client()).await;
+    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+    assert_eq!(next_frame(&mut t).await["id"], "s1");
+    let seen = server.seen();
+    let gets: Vec<_> = seen.iter().filter(|r| r.method == "GET").collect();
+    assert_eq!(gets.len(), 3);
+    assert_eq!(gets[2].header("mcp-session-id"), Some("s"));
+}
+
+#[tokio::test]
+async fn a_server_that_closes_gracefully_forever_is_stopped_by_the_budget() {
+    let server = Server::start(|seen| async move {
+        if seen.method == "GET" {
+            // A priming event is not progress.
+            Reply::sse().body("id: x\ndata:\n\n")
+        } else {
+            post_reply(&seen)
+        }
+    })
+    .await;
+    let config = quick_config().retry(
+        RetryPolicy::default()
+            .initial_delay(Duration::from_millis(10))
+            .max_delay(Duration::from_millis(20))
+            .max_attempts(3),
+    );
+    let mut t = initialized(&server, &HttpClient::new(config).unwrap()).await;
+    match next(&mut t).await {
+        TransportEvent::Error(TransportError::Other(e)) => {
+            assert!(e.to_string().contains("retry budget"), "{e}");
+        }
+        other => panic!("expected the budget error, got {other:?}"),
+    }
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let gets = server.seen().iter().filter(|r| r.method == "GET").count();
+    assert_eq!(gets, 4, "one attempt plus three retries");
+}
+
+#[tokio::test]
+async fn a_paused_consumer_gets_no_frames_and_then_all_of_them_in_order() {
+    let server = Server::start(|_| async {
+        let mut reply = Reply::sse();
+        for i in 0..50 {
+            let n = format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progress":{i}}}}}"#
+            );
+            reply = reply.event(Some(&i.to_string()), &n);
+        }
+        reply.event(Some("end"), &result(2, "{}"))
+    })
+    .await;
+    let client = HttpClient::new(quick_config().read_ahead(2)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    // Paused: nothing is delivered.
+    let idle = tokio::time::timeout(
+        Duration::from_millis(300),
+        mcpwire_transport::TransportExt::next_event(&mut t),
+    )
+    .await;
+    assert!(idle.is_err(), "an event arrived while paused: {idle:?}");
+    assert_eq!(next_frame(&mut t).await["params"]["progress"], 0);
+    t.set_active(Active::Many(NonZeroU32::new(100).unwrap()));
+    for i in 1..50 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                assert_eq!(v["params"]["progress"], i);
+            }
+            other => panic!("expected frame {i}, got {other:?}"),
+        }
+    }
+    match next(&mut t).await {
+        TransportEvent::Frame(f) => assert!(std::str::from_utf8(&f).unwrap().contains(r#""id":2"#)),
+        other => panic!("expected the response, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_paused_consumer_pushes_the_server_back_through_tcp() {
+    const EVENTS: usize = 200;
+    let payload = "x".repeat(64 << 10);
+    let server = Server::start(move |_| {
+        let payload = payload.clone();
+        async move {
+            let mut reply = Reply::sse();
+            for i in 0..EVENTS {
+                let n = format!(
+                    r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"i":{i},"pad":"{payload}"}}}}"#
+                );
+                reply = reply.event(None, &n);
+            }
+            reply.event(None, &result(2, "{}"))
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().read_ahead(2)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    // 13 MB cannot all sit in loopback socket buffers: the server must stall.
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let sent_while_paused = server.chunks_sent();
+    assert!(
+        sent_while_paused < EVENTS,
+        "the server sent all {sent_while_paused} events to a paused consumer"
+    );
+    t.set_active(Active::Many(NonZeroU32::new(1000).unwrap()));
+    for i in 0..EVENTS {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                assert_eq!(v["params"]["i"], i);
+            }
+            other => panic!("expected frame {i}, got {other:?}"),
+        }
+    }
+    assert!(matches!(next(&mut t).await, TransportEvent::Frame(_)));
+}
