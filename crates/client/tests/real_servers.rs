@@ -7,7 +7,6 @@
 //! `MCPWIRE_REQUIRE_SERVERS=1` and otherwise says why and skips.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
@@ -17,7 +16,7 @@ use mcpwire_client::types::{
     ElicitResult, LoggingLevel,
 };
 use mcpwire_client::{Client, ClientConfig, ListKind, RequestContext, RequestOptions};
-use mcpwire_transport::{IoConfig, IoTransport};
+use mcpwire_stdio::{StderrMode, StdioConfig, StdioTransport};
 use serde_json::{Value, json};
 
 const LONG: Duration = Duration::from_secs(60);
@@ -47,29 +46,17 @@ fn installed(relative: &str) -> Option<PathBuf> {
     None
 }
 
-async fn spawn(
-    program: &Path,
-    args: &[&str],
-    config: ClientConfig,
-) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(program)
+async fn spawn(program: &Path, args: &[&str], config: ClientConfig) -> Client {
+    let stdio = StdioConfig::new(program)
         .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+        .stderr(StderrMode::Discard);
+    let transport = StdioTransport::spawn(stdio)
+        .await
         .expect("the server starts");
-    let transport = IoTransport::new(
-        child.stdout.take().unwrap(),
-        child.stdin.take().unwrap(),
-        IoConfig::new(),
-    );
-    let client = tokio::time::timeout(LONG, Client::connect(transport, config))
+    tokio::time::timeout(LONG, Client::connect(transport, config))
         .await
         .expect("handshake in time")
-        .expect("connected");
-    (client, child)
+        .expect("connected")
 }
 
 /// Lists tools until `name` appears: server-everything registers the tools
@@ -91,7 +78,7 @@ async fn server_everything_tools_resources_prompts() {
     let Some(bin) = installed("npm/node_modules/.bin/mcp-server-everything") else {
         return;
     };
-    let (client, _child) = spawn(&bin, &["stdio"], ClientConfig::new()).await;
+    let client = spawn(&bin, &["stdio"], ClientConfig::new()).await;
     let info = client.server_info().unwrap();
     assert!(!info.name.is_empty());
     assert!(mcpwire_client::is_supported(
@@ -156,7 +143,7 @@ async fn server_everything_progress_logging_and_subscriptions() {
     let Some(bin) = installed("npm/node_modules/.bin/mcp-server-everything") else {
         return;
     };
-    let (client, _child) = spawn(&bin, &["stdio"], ClientConfig::new()).await;
+    let client = spawn(&bin, &["stdio"], ClientConfig::new()).await;
     let mut logs = client.log_messages();
 
     let seen = Arc::new(AtomicUsize::new(0));
@@ -216,7 +203,7 @@ async fn server_everything_sampling_and_elicitation() {
             content.insert("name".into(), json!("Ada Lovelace"));
             Ok(ElicitResult::new(ElicitAction::Accept, Some(content)))
         });
-    let (client, _child) = spawn(&bin, &["stdio"], config).await;
+    let client = spawn(&bin, &["stdio"], config).await;
 
     wait_for_tool(&client, "trigger-sampling-request").await;
     let r = client
@@ -242,7 +229,7 @@ async fn python_sdk_server() {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcpserver_script.py");
-    let (client, _child) = spawn(&python, &[script.to_str().unwrap()], ClientConfig::new()).await;
+    let client = spawn(&python, &[script.to_str().unwrap()], ClientConfig::new()).await;
     assert_eq!(client.server_info().unwrap().name, "mcpwire-python-fixture");
 
     let tools = client.list_all_tools().await.unwrap();
