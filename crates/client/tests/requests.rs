@@ -225,6 +225,41 @@ async fn malformed_frames_and_unknown_ids_do_not_disturb_the_connection() {
 }
 
 #[tokio::test]
+async fn responses_in_a_batch_each_reach_their_caller() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let (a, b) = (client.clone(), client.clone());
+    let first = tokio::spawn(async move { a.ping().await });
+    let r1 = server.expect_request("ping").await;
+    let second = tokio::spawn(async move { b.ping().await });
+    let r2 = server.expect_request("ping").await;
+    server
+        .send_raw(format!(
+            r#"[{{"jsonrpc":"2.0","id":{},"result":{{}}}},7,{{"jsonrpc":"2.0","id":{},"result":{{}}}}]"#,
+            r2.id, r1.id
+        ))
+        .await;
+    within(first).await.unwrap().unwrap();
+    within(second).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn dropping_the_last_handle_closes_the_connection() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let other = client.clone();
+    drop(client);
+    // One handle is still alive: the connection stays up.
+    let ping = tokio::spawn(async move {
+        other.ping().await.unwrap();
+        other
+    });
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    let other = within(ping).await.unwrap();
+    drop(other);
+    server.expect_closed().await;
+}
+
+#[tokio::test]
 async fn a_malformed_result_is_a_protocol_error() {
     let (client, mut server) = connected(ClientConfig::new()).await;
     let c = client.clone();
