@@ -116,7 +116,7 @@ async fn progress_resets_the_timeout_and_reaches_the_callback() {
     let c = client.clone();
     let call = tokio::spawn(async move {
         let opts = RequestOptions::new()
-            .timeout(Duration::from_millis(600))
+            .timeout(Duration::from_millis(1500))
             .reset_on_progress(true)
             .on_progress(move |p| {
                 assert!(p.progress >= 1.0);
@@ -131,13 +131,14 @@ async fn progress_resets_the_timeout_and_reaches_the_callback() {
     let token = params["_meta"]["progressToken"].clone();
     let Id::Number(n) = req.id else { panic!() };
     assert_eq!(token, n, "the token is the request id");
-    // 6 x 250 ms = 1.5 s, well past the 600 ms timeout, kept alive by progress.
-    for i in 1..=6 {
+    // 12 x 250 ms = 3 s, well past the 1.5 s timeout, kept alive by progress
+    // (a gap of six intervals would be needed to fail on a loaded machine).
+    for i in 1..=12 {
         tokio::time::sleep(Duration::from_millis(250)).await;
         server
             .notify(
                 "notifications/progress",
-                json!({"progressToken": token, "progress": i, "total": 6}),
+                json!({"progressToken": token, "progress": i, "total": 12}),
             )
             .await;
     }
