@@ -13,11 +13,11 @@ use std::time::Duration;
 
 use mcpwire_client::types::{
     CallToolParams, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, LoggingLevel,
+    ElicitResult, LogMessage, LoggingLevel,
 };
 use mcpwire_client::{Client, ClientConfig, ListKind, RequestContext, RequestOptions};
 use mcpwire_stdio::{StderrMode, StdioConfig, StdioTransport};
-use serde_json::{Value, json};
+use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -57,6 +57,22 @@ async fn spawn(program: &Path, args: &[&str], config: ClientConfig) -> Client {
         .await
         .expect("handshake in time")
         .expect("connected")
+}
+
+/// Reads log messages until one contains `needle` (servers may log other
+/// things first).
+async fn wait_for_log(logs: &mut tokio::sync::broadcast::Receiver<LogMessage>, needle: &str) {
+    let found = tokio::time::timeout(LONG, async {
+        loop {
+            match logs.recv().await {
+                Ok(m) if m.data.to_string().contains(needle) => return,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("log stream ended: {e}"),
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "no log message containing {needle:?}");
 }
 
 /// Lists tools until `name` appears: server-everything registers the tools
@@ -167,11 +183,7 @@ async fn server_everything_progress_logging_and_subscriptions() {
     let uri = resources[0].uri.clone();
     let mut sub = client.subscribe_resource(&uri).await.unwrap();
     // The server logs each subscription.
-    let log = tokio::time::timeout(LONG, logs.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(log.data.to_string().contains("Subscribe"), "{log:?}");
+    wait_for_log(&mut logs, "Subscribe").await;
     // Simulated updates come every 5 s once toggled on.
     client
         .call_tool("toggle-subscriber-updates", json!({}))
@@ -261,11 +273,7 @@ async fn python_sdk_server() {
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["result"], "done 3");
     assert!(seen.load(Ordering::SeqCst) >= 1, "progress arrived");
-    let log = tokio::time::timeout(LONG, logs.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(log.data, Value::from("slow finished 3 steps"));
+    wait_for_log(&mut logs, "slow finished 3 steps").await;
 
     let read = client.read_resource("fixture://greeting").await.unwrap();
     assert_eq!(read.contents[0].text.as_deref(), Some("hello from python"));
