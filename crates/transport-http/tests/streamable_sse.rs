@@ -288,3 +288,45 @@ async fn a_paused_consumer_pushes_the_server_back_through_tcp() {
     }
     assert!(matches!(next(&mut t).await, TransportEvent::Frame(_)));
 }
+
+#[tokio::test]
+async fn an_oversized_event_is_reported_and_skipped_and_the_stream_goes_on() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"pad":"{}"}}}}"#,
+        "y".repeat(200 << 10)
+    );
+    let server = Server::start(move |_| {
+        let big = big.clone();
+        async move {
+            Reply::sse()
+                .event(Some("1"), PROGRESS)
+                .event(Some("2"), &big)
+                .event(Some("3"), &result(2, "{}"))
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().max_frame_len(64 << 10)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                seen.push(if v.get("id").is_some() {
+                    "response"
+                } else {
+                    "progress"
+                });
+            }
+            TransportEvent::Error(TransportError::Frame(e)) => {
+                assert!(e.to_string().contains("exceeds"), "{e}");
+                seen.push("too long");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["progress", "response", "too long"]);
+}
