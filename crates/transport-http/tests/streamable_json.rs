@@ -261,7 +261,11 @@ async fn requests_reuse_one_keep_alive_connection() {
     }
     // The pool may open a second connection if a request races the return
     // of the first one; one connection per request would be ten.
-    assert!(server.connections() <= 3, "{} connections", server.connections());
+    assert!(
+        server.connections() <= 3,
+        "{} connections",
+        server.connections()
+    );
 }
 
 #[tokio::test]
@@ -368,4 +372,28 @@ async fn an_empty_200_accepts_a_notification_but_a_text_answer_to_a_request_is_r
         }
         other => panic!("expected the request back, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn platform_roots_load_and_do_not_trust_a_private_ca() {
+    let has_system_store = [
+        "/etc/ssl/certs/ca-certificates.crt",
+        "/etc/pki/tls/certs/ca-bundle.crt",
+    ]
+    .iter()
+    .any(|p| std::path::Path::new(p).exists());
+    if !has_system_store {
+        eprintln!("skipping: no system certificate bundle");
+        return;
+    }
+    let server = Server::start_tls(|_| async { Reply::json(&result(1, "{}")) }).await;
+    let config = quick_config().webpki_roots(false).native_roots(true);
+    let client = HttpClient::new(config).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert!(matches!(
+        next(&mut t).await,
+        TransportEvent::Undelivered { .. }
+    ));
+    assert!(server.seen().is_empty());
 }
