@@ -330,3 +330,33 @@ async fn an_oversized_event_is_reported_and_skipped_and_the_stream_goes_on() {
     seen.sort();
     assert_eq!(seen, ["progress", "response", "too long"]);
 }
+
+#[tokio::test]
+async fn a_notification_answered_with_an_endless_stream_does_not_hold_later_frames() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("notifications/progress")) => Reply::sse()
+                .event(None, r#"{"jsonrpc":"2.0","method":"odd"}"#)
+                .hold(),
+            ("POST", _) => Reply::json(&result(2, "{}")),
+            _ => Reply::new(405),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(PROGRESS)).await.unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                ids.push(v.get("id").cloned().unwrap_or_else(|| v["method"].clone()));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(ids.contains(&serde_json::json!(2)), "{ids:?}");
+    assert!(ids.contains(&serde_json::json!("odd")), "{ids:?}");
+}
