@@ -2,6 +2,7 @@
 //! repository. Every command prints the commands it runs.
 //!
 //! - `ci`: format check, clippy, real-server install, tests, `cargo deny`.
+//! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 
@@ -9,6 +10,8 @@ use std::env;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 
+mod conformance;
+mod fuzz;
 mod servers;
 
 fn main() -> ExitCode {
@@ -16,8 +19,10 @@ fn main() -> ExitCode {
     let result = match args.first().map(String::as_str) {
         Some("ci") => ci(),
         Some("servers") => servers::install(&root()).map(|_| ()),
+        Some("conformance") => conformance::conformance(&root(), &args[1..]),
+        Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|fuzz>");
             return ExitCode::from(2);
         }
     };

@@ -1,3 +1,57 @@
 //! The MCP client: connection lifecycle, requests with timeouts and
 //! cancellation, server-initiated requests and notifications, and a typed API
 //! for every server feature, over any [`mcpwire_transport::Transport`].
+//!
+//! ```no_run
+//! # async fn demo<T: mcpwire_transport::Transport>(transport: T) -> Result<(), mcpwire_client::Error> {
+//! use mcpwire_client::{Client, ClientConfig};
+//!
+//! let client = Client::connect(transport, ClientConfig::new()).await?;
+//! for tool in client.list_all_tools().await? {
+//!     println!("{}", tool.name);
+//! }
+//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//! println!("{}", result.text());
+//! client.close().await;
+//! # Ok(()) }
+//! ```
+//!
+//! # Shape
+//!
+//! A [`Client`] is a cheap handle. One background task (the driver) owns the
+//! transport, parses each inbound frame once and completes the waiting caller
+//! directly. Callers encode and queue their own requests, so a request costs
+//! no task and no hop on the way out. The handshake is a separate lifecycle
+//! over the request engine, so other lifecycles can be added without
+//! touching it.
+//!
+//! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
+//! server-side framework.
+
+mod api;
+mod client;
+mod config;
+mod dispatch;
+mod driver;
+mod engine;
+mod error;
+mod handler;
+mod lifecycle;
+mod notify;
+mod schema;
+mod state;
+pub mod types;
+mod version;
+
+pub use api::ResourceSubscription;
+pub use client::{Client, TransportFactory};
+pub use config::{ClientConfig, Keepalive, Reconnect};
+pub use engine::{ProgressCallback, RequestOptions};
+pub use error::{Error, ErrorKind};
+pub use handler::{
+    BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
+};
+pub use notify::{ListKind, ServerNotification};
+pub use state::ConnectionState;
+pub use tokio_util::sync::CancellationToken;
+pub use version::{LATEST_VERSION, SUPPORTED_VERSIONS, is_supported};

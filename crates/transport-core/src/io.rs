@@ -6,7 +6,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
 use bytes::{BufMut, Bytes, BytesMut};
-use mcpwire_codec::{DecodeError, LineDecoder};
+use mcpwire_codec::{ContentLengthDecoder, DecodeError, LineDecoder};
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
@@ -106,30 +106,37 @@ enum LocalClose {
 
 enum Decoder {
     Line(LineDecoder),
+    ContentLength(ContentLengthDecoder),
 }
 
 impl Decoder {
     fn new(framing: Framing, max: usize) -> Self {
         match framing {
             Framing::Newline => Decoder::Line(LineDecoder::with_max_frame_len(max)),
+            Framing::ContentLength => {
+                Decoder::ContentLength(ContentLengthDecoder::with_max_frame_len(max))
+            }
         }
     }
 
     fn decode(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         match self {
             Decoder::Line(d) => d.decode(buf),
+            Decoder::ContentLength(d) => d.decode(buf),
         }
     }
 
     fn decode_eof(&mut self, buf: &mut BytesMut) -> Result<Option<Bytes>, DecodeError> {
         match self {
             Decoder::Line(d) => d.decode_eof(buf),
+            Decoder::ContentLength(d) => d.decode_eof(buf),
         }
     }
 
     fn max_frame_len(&self) -> usize {
         match self {
             Decoder::Line(d) => d.max_frame_len(),
+            Decoder::ContentLength(d) => d.max_frame_len(),
         }
     }
 
@@ -248,6 +255,14 @@ impl IoTransport {
     /// How many non-JSON lines were skipped so far.
     pub fn non_json_skipped(&self) -> u64 {
         self.non_json_skipped
+    }
+
+    /// Remembers who to wake when a grant arrives (cloning the waker only if
+    /// it changed).
+    fn park(&mut self, cx: &Context<'_>) {
+        if !self.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+            self.waker = Some(cx.waker().clone());
+        }
     }
 
     /// Ends the transport: stops reading and lets the writer finish what is
@@ -370,7 +385,7 @@ impl Transport for IoTransport {
                 if self.grants.take() {
                     return Poll::Ready(self.ready.take().map(TransportEvent::Frame));
                 }
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
             if let Some(reason) = self.end.take() {
@@ -394,23 +409,36 @@ impl Transport for IoTransport {
                     continue;
                 }
                 Ok(None) => {}
-                Err(e) => {
+                Err(e) if self.read_eof => {
+                    // A frame cut short by the end of the stream: worth
+                    // saying, but the stream simply ended.
+                    self.end = Some(CloseReason::Eof);
+                    self.stop_reading();
+                    return Poll::Ready(Some(TransportEvent::Error(e.into())));
+                }
+                Err(e @ DecodeError::FrameTooLong { .. }) => {
                     self.end = Some(CloseReason::FrameTooLong {
                         max: self.decoder.max_frame_len(),
                     });
                     self.stop_reading();
                     return Poll::Ready(Some(TransportEvent::Error(e.into())));
                 }
+                Err(e) => {
+                    // A malformed header: frame boundaries are lost for good.
+                    self.end = Some(CloseReason::Error(e.into()));
+                    self.stop_reading();
+                    continue;
+                }
             }
             // More bytes are needed. Without a grant, read ahead only up to
             // one read buffer, then let the peer block.
             if !self.grants.any() && self.buf.len() >= self.read_buffer_size {
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
             if self.poll_read(cx).is_pending() {
                 // The reader holds our waker; a grant also wakes us.
-                self.waker = Some(cx.waker().clone());
+                self.park(cx);
                 return Poll::Pending;
             }
         }

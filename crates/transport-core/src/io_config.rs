@@ -10,6 +10,10 @@ pub enum Framing {
     /// default.
     #[default]
     Newline,
+    /// A `Content-Length: N` header block, a blank line, then exactly N bytes
+    /// (the LSP framing, which some older servers speak). Bodies may contain
+    /// newlines.
+    ContentLength,
 }
 
 /// What to do with a line that cannot be JSON (its first non-blank byte is

@@ -21,6 +21,28 @@
 //! the contract, one grant at a time.
 //!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
+//!
+//! ```
+//! use bytes::Bytes;
+//! use mcpwire_transport::{Active, IoConfig, IoTransport, Transport, TransportEvent, TransportExt};
+//! use tokio::io::AsyncWriteExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A scripted peer in memory: what it writes, the transport receives.
+//! let (mut transport, mut peer) = IoTransport::pair(IoConfig::new());
+//! peer.write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}\n").await.unwrap();
+//!
+//! // Nothing is delivered until a grant is given.
+//! transport.set_active(Active::Once);
+//! match transport.next_event().await {
+//!     Some(TransportEvent::Frame(frame)) => assert!(frame.starts_with(b"{")),
+//!     other => panic!("{other:?}"),
+//! }
+//! transport.sender().send(Bytes::from_static(b"{}")).await.unwrap();
+//! transport.close().await;
+//! # }
+//! ```
 
 mod active;
 mod error;

@@ -26,31 +26,45 @@ use crate::{Active, FrameSender, TransportEvent};
 ///   while a grant is outstanding, and each frame uses one grant up. With no
 ///   grant it still returns the other events (stderr lines, non-fatal errors,
 ///   undelivered frames, `Closed`) but never a frame.
+/// - A grant is used up exactly when a `Frame` is returned as `Ready`; no
+///   other event, and no input the transport skips (blank lines, non-JSON
+///   lines), consumes one. Grants left over stay until replaced.
 /// - While no grant is outstanding, a transport reads ahead at most a small,
 ///   bounded amount (documented by each transport: about one read buffer, or a
 ///   few frames). It then stops reading, so the peer is pushed back by the OS
 ///   (a full pipe, a closed TCP window) rather than buffered without bound.
 /// - Frames are delivered in the order the peer sent them (per stream, for
 ///   transports with several streams).
+/// - A transport may do its reading inside `poll_event` (as
+///   [`IoTransport`](crate::IoTransport) does, to save a task hop per
+///   frame): the owner keeps polling `poll_event`, which it must do anyway to
+///   learn about `Closed`.
 ///
 /// # Closing
 ///
 /// [`Closed`](TransportEvent::Closed) is delivered exactly once and is the last
 /// event; after it `poll_event` returns `Ready(None)`. Frames the peer sent
-/// before it closed are delivered before `Closed` as grants allow; a transport
-/// whose peer is gone and whose consumer stays paused reports `Closed` once its
-/// bounded read-ahead is full. [`poll_close`](Self::poll_close) closes from our
-/// side: it stops reading, flushes queued frames best-effort within a bounded
-/// time, releases the medium (for a process: the whole shutdown sequence), and
-/// completes; the `Closed` event then carries [`CloseReason::Local`] unless the
-/// transport had already closed for another reason. Dropping a transport
-/// without closing it releases the medium at once (a process group is killed).
+/// before it closed are delivered before `Closed`, as grants allow: `Closed`
+/// needs no grant, but it waits behind any complete frame already read. A
+/// paused consumer therefore learns of the end at once when no frame is
+/// pending, and otherwise once it grants for the pending ones (no more than
+/// the bounded read-ahead). [`poll_close`](Self::poll_close) closes from our
+/// side: it stops reading (frames not yet delivered are dropped), flushes
+/// queued frames best-effort within a bounded time, releases the medium (for
+/// a process: the whole shutdown sequence), and completes; the `Closed` event
+/// then carries [`CloseReason::Local`] unless the transport had already
+/// reported `Closed` for another reason. Frames that fail to be written after
+/// `Closed` was reported are not reported as `Undelivered` (the owner already
+/// knows everything in flight is lost). Dropping a transport without closing
+/// it releases the medium at once (a process group is killed).
 ///
 /// # Cancellation safety
 ///
 /// `poll_event` is cancel-safe: an event is consumed only when it is returned
 /// as `Ready`. Dropping a [`close`](TransportExt::close) future before it
 /// completes leaves the transport closing; polling again resumes the shutdown.
+/// Once closing has started, `poll_event` reports `Closed` (if not already
+/// reported) and no more frames.
 ///
 /// [`CloseReason::Local`]: crate::CloseReason::Local
 pub trait Transport: Send + 'static {

@@ -1,10 +1,12 @@
 //! The outbound half of [`IoTransport`](crate::IoTransport): one task that
 //! drains the frame queue in batches.
 
+use std::fmt::Write as _;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
 
 use bytes::{BufMut, Bytes, BytesMut};
+use mcpwire_codec::encode_content_length;
 use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
@@ -117,18 +119,36 @@ fn fail(
 /// framing bytes are copied into `scratch`, large frames are referenced.
 fn frame_batch(framing: Framing, batch: &[Bytes], scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
     for frame in batch {
-        if frame.len() <= COPY_MAX {
-            scratch.extend_from_slice(frame);
-        } else {
-            if !scratch.is_empty() {
-                chunks.push(scratch.split().freeze());
-            }
-            chunks.push(frame.clone());
-        }
+        let large = frame.len() > COPY_MAX;
         match framing {
-            Framing::Newline => scratch.put_u8(b'\n'),
+            // The sender already refused frames with a raw newline.
+            Framing::Newline if !large => {
+                scratch.extend_from_slice(frame);
+                scratch.put_u8(b'\n');
+            }
+            Framing::Newline => {
+                push_scratch(scratch, chunks);
+                chunks.push(frame.clone());
+                scratch.put_u8(b'\n');
+            }
+            Framing::ContentLength if !large => {
+                // Cannot fail: Content-Length framing takes any bytes.
+                let _ = encode_content_length(frame, scratch);
+            }
+            Framing::ContentLength => {
+                // The header alone, so the body is written from its own
+                // buffer; the `header_matches_the_codec` test keeps it
+                // byte-identical to `encode_content_length`.
+                let _ = write!(scratch, "Content-Length: {}\r\n\r\n", frame.len());
+                push_scratch(scratch, chunks);
+                chunks.push(frame.clone());
+            }
         }
     }
+    push_scratch(scratch, chunks);
+}
+
+fn push_scratch(scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
     if !scratch.is_empty() {
         chunks.push(scratch.split().freeze());
     }
@@ -194,5 +214,24 @@ mod tests {
             "the large frame is not copied"
         );
         assert_eq!(chunks[2], "\n{\"a\":1}\n");
+    }
+
+    #[test]
+    fn header_matches_the_codec() {
+        let big = Bytes::from(vec![b'y'; COPY_MAX + 10]);
+        let batch = vec![Bytes::from_static(b"{}"), big.clone()];
+        let mut scratch = BytesMut::new();
+        let mut chunks = Vec::new();
+        frame_batch(Framing::ContentLength, &batch, &mut scratch, &mut chunks);
+        let mut expected = BytesMut::new();
+        for f in &batch {
+            encode_content_length(f, &mut expected).unwrap();
+        }
+        assert_eq!(chunks.concat(), expected.to_vec());
+        assert_eq!(
+            chunks.last().unwrap().as_ptr(),
+            big.as_ptr(),
+            "the body is not copied"
+        );
     }
 }

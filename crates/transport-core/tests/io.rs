@@ -110,7 +110,7 @@ async fn harness_catches_a_transport_that_ignores_grants() {
     }
     let (t, mut peer) = IoTransport::pair(IoConfig::new());
     peer.write_all(b"{}\n").await.unwrap();
-    let mut h = GrantHarness::new(Eager(t)).quiet_period(Duration::from_millis(500));
+    let mut h = GrantHarness::new(Eager(t)).quiet_period(Duration::from_secs(10));
     assert!(matches!(
         h.next_frame().await,
         Err(mcpwire_transport::HarnessError::FrameWithoutGrant(_))
@@ -226,6 +226,17 @@ async fn garbage_lines_are_skipped_counted_and_reported_once_a_second() {
     // The next two are skipped within the same second: no second report.
     assert_eq!(next_frame(&mut t).await, "[1]");
     assert_eq!(t.non_json_skipped(), 3);
+    // A second later, the next skipped line is reported again, with the count.
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    peer.write_all(b"another log line\n{}\n").await.unwrap();
+    t.set_active(Active::Once);
+    match next(&mut t).await {
+        TransportEvent::Error(TransportError::NonJson { skipped, sample }) => {
+            assert_eq!((skipped, sample.as_str()), (4, "another log line"));
+        }
+        other => panic!("expected NonJson, got {other:?}"),
+    }
+    assert_eq!(next_frame(&mut t).await, "{}");
 }
 
 #[tokio::test]
@@ -432,4 +443,100 @@ async fn peer_exited_ends_a_stream_that_stays_open() {
         TransportEvent::Closed(CloseReason::Eof)
     ));
     drop(peer);
+}
+
+mod content_length {
+    use super::*;
+    use mcpwire_transport::Framing;
+
+    fn config() -> IoConfig {
+        IoConfig::new().framing(Framing::ContentLength)
+    }
+
+    #[tokio::test]
+    async fn frames_flow_both_ways_and_may_contain_newlines() {
+        let (mut t, peer) = IoTransport::pair(config());
+        let (mut pr, mut pw) = tokio::io::split(peer);
+        // Pretty-printed JSON: newlines are fine inside a Content-Length body.
+        let pretty = Bytes::from_static(b"{\n  \"id\": 1\n}");
+        t.sender().send(pretty.clone()).await.unwrap();
+        let big = Bytes::from(vec![b'7'; 100_000]);
+        t.sender().send(big.clone()).await.unwrap();
+        let mut expected = Vec::new();
+        expected.extend_from_slice(b"Content-Length: 13\r\n\r\n");
+        expected.extend_from_slice(&pretty);
+        expected.extend_from_slice(b"Content-Length: 100000\r\n\r\n");
+        expected.extend_from_slice(&big);
+        let mut got = vec![0; expected.len()];
+        pr.read_exact(&mut got).await.unwrap();
+        assert!(got == expected);
+
+        pw.write_all(b"Content-Length: 2\r\n\r\n{}Content-Length: 12\r\nContent-Type: application/json\r\n\r\n{\"a\":\n\"b\"}\r\n")
+            .await
+            .unwrap();
+        t.set_active(many(2));
+        assert_eq!(next_frame(&mut t).await, "{}");
+        assert_eq!(next_frame(&mut t).await, "{\"a\":\n\"b\"}\r\n");
+    }
+
+    #[tokio::test]
+    async fn a_declared_length_over_the_maximum_closes_without_buffering_it() {
+        let (mut t, mut peer) = IoTransport::pair(config().max_frame_len(1 << 20));
+        peer.write_all(b"Content-Length: 2\r\n\r\n{}Content-Length: 1073741824\r\n\r\n{\"x\":")
+            .await
+            .unwrap();
+        t.set_active(many(10));
+        assert_eq!(next_frame(&mut t).await, "{}");
+        assert!(matches!(
+            next(&mut t).await,
+            TransportEvent::Error(TransportError::Frame(_))
+        ));
+        assert!(t.buffered_len() < 1 << 20);
+        assert!(matches!(
+            next(&mut t).await,
+            TransportEvent::Closed(CloseReason::FrameTooLong { max }) if max == 1 << 20
+        ));
+    }
+
+    #[tokio::test]
+    async fn a_malformed_header_is_a_fatal_framing_error() {
+        let (mut t, mut peer) = IoTransport::pair(config());
+        peer.write_all(b"Content-Length: twelve\r\n\r\n{}")
+            .await
+            .unwrap();
+        t.set_active(Active::Once);
+        match next(&mut t).await {
+            TransportEvent::Closed(CloseReason::Error(TransportError::Frame(_))) => {}
+            other => panic!("expected a framing close, got {other:?}"),
+        }
+        assert!(t.next_event().await.is_none());
+    }
+
+    #[tokio::test]
+    async fn a_body_cut_short_by_the_end_is_reported_then_eof() {
+        let (mut t, mut peer) = IoTransport::pair(config());
+        peer.write_all(b"Content-Length: 10\r\n\r\n{\"a\"")
+            .await
+            .unwrap();
+        drop(peer);
+        t.set_active(Active::Once);
+        assert!(matches!(
+            next(&mut t).await,
+            TransportEvent::Error(TransportError::Frame(_))
+        ));
+        assert!(matches!(
+            next(&mut t).await,
+            TransportEvent::Closed(CloseReason::Eof)
+        ));
+    }
+
+    #[tokio::test]
+    async fn non_json_policy_does_not_apply() {
+        let (mut t, mut peer) = IoTransport::pair(config());
+        peer.write_all(b"Content-Length: 5\r\n\r\nhello")
+            .await
+            .unwrap();
+        t.set_active(Active::Once);
+        assert_eq!(next_frame(&mut t).await, "hello");
+    }
 }

@@ -4,9 +4,10 @@
 
 use std::num::NonZeroU32;
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
+use mcpwire_codec::encode_content_length;
 use mcpwire_transport::{
-    Active, CloseReason, IoConfig, IoTransport, Transport, TransportEvent, TransportExt,
+    Active, CloseReason, Framing, IoConfig, IoTransport, Transport, TransportEvent, TransportExt,
 };
 use proptest::prelude::*;
 use tokio::io::AsyncWriteExt;
@@ -21,13 +22,26 @@ fn frame_strategy() -> impl Strategy<Value = (String, bool)> {
     })
 }
 
-async fn run(frames: &[(String, bool)], chunks: &[usize], read_buffer: usize) -> Vec<Bytes> {
-    let mut wire = Vec::new();
+async fn run(
+    frames: &[(String, bool)],
+    chunks: &[usize],
+    read_buffer: usize,
+    framing: Framing,
+) -> Vec<Bytes> {
+    let mut wire = BytesMut::new();
     for (f, crlf) in frames {
-        wire.extend_from_slice(f.as_bytes());
-        wire.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+        match framing {
+            Framing::ContentLength => encode_content_length(f.as_bytes(), &mut wire).unwrap(),
+            _ => {
+                wire.extend_from_slice(f.as_bytes());
+                wire.extend_from_slice(if *crlf { b"\r\n" } else { b"\n" });
+            }
+        }
     }
-    let (mut t, mut peer) = IoTransport::pair(IoConfig::new().read_buffer_size(read_buffer));
+    let config = IoConfig::new()
+        .read_buffer_size(read_buffer)
+        .framing(framing);
+    let (mut t, mut peer) = IoTransport::pair(config);
     let chunks = chunks.to_vec();
     let writer = tokio::spawn(async move {
         let mut rest = &wire[..];
@@ -59,9 +73,11 @@ proptest! {
         frames in prop::collection::vec(frame_strategy(), 0..40),
         chunks in prop::collection::vec(1usize..700, 1..20),
         read_buffer in 1024usize..4096,
+        content_length in any::<bool>(),
     ) {
+        let framing = if content_length { Framing::ContentLength } else { Framing::Newline };
         let rt = tokio::runtime::Builder::new_current_thread().enable_all().build().unwrap();
-        let got = rt.block_on(run(&frames, &chunks, read_buffer));
+        let got = rt.block_on(run(&frames, &chunks, read_buffer, framing));
         let expected: Vec<&str> = frames.iter().map(|(f, _)| f.as_str()).collect();
         let got: Vec<&str> = got.iter().map(|f| std::str::from_utf8(f).unwrap()).collect();
         prop_assert_eq!(got, expected);

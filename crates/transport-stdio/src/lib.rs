@@ -1,6 +1,58 @@
 //! MCP over a spawned server process's stdin and stdout.
 //!
-//! This crate will hold the stdio transport: spawning a server (command, args,
-//! a safe environment allow-list, working directory), stderr handling, framing
-//! over the pipes with active-once flow control, and graceful shutdown of the
-//! whole process group (close stdin, wait, SIGTERM, SIGKILL).
+//! [`StdioTransport::spawn`] starts a server from a [`StdioConfig`] (command,
+//! arguments, a safe environment allow-list, working directory, framing,
+//! limits, [`StderrMode`], shutdown timeouts) and returns a
+//! [`Transport`](mcpwire_transport::Transport) with active-once flow control.
+//! Framing and flow control are [`IoTransport`](mcpwire_transport::IoTransport)'s;
+//! this crate adds the process: spawning without a shell, draining stderr,
+//! noticing a crash at once, and shutting the whole process group down.
+//!
+//! ```no_run
+//! use bytes::Bytes;
+//! use mcpwire_stdio::{StderrMode, StdioConfig, StdioTransport};
+//! use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let mut server = StdioTransport::spawn(
+//!     StdioConfig::new("uvx")
+//!         .arg("mcp-server-time")
+//!         .env("TZ", "UTC") // only what the server needs: secrets stay out
+//!         .stderr(StderrMode::Capture),
+//! )
+//! .await?;
+//! server.set_active(Active::Once);
+//! server
+//!     .sender()
+//!     .send(Bytes::from_static(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#))
+//!     .await?;
+//! while let Some(event) = server.next_event().await {
+//!     match event {
+//!         TransportEvent::Frame(frame) => {
+//!             println!("{}", String::from_utf8_lossy(&frame));
+//!             break;
+//!         }
+//!         TransportEvent::Stderr(line) => eprintln!("server: {line}"),
+//!         TransportEvent::Closed(reason) => return Err(reason.to_string().into()),
+//!         _ => {}
+//!     }
+//! }
+//! server.close().await;
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! What it does not do: speak MCP (frames are opaque bytes here), restart a
+//! server, or run on non-Unix systems (process groups and signals are Unix).
+
+mod config;
+mod env;
+mod error;
+mod process;
+mod stderr;
+mod transport;
+
+pub use config::{StderrMode, StdioConfig};
+pub use env::SAFE_ENV_VARS;
+pub use error::SpawnError;
+pub use transport::StdioTransport;

@@ -1,0 +1,323 @@
+//! The typed API: one method per server feature.
+
+use std::collections::HashSet;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+use tokio::sync::{broadcast, watch};
+
+use crate::Error;
+use crate::client::Client;
+use crate::engine::RequestOptions;
+use crate::notify::{ListKind, ServerNotification};
+use crate::types::{
+    Arguments, CallToolParams, CallToolResult, CompleteResult, CompletionReference, EmptyResult,
+    GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LogMessage, LoggingLevel, PaginatedParams, Prompt, ReadResourceResult,
+    Resource, ResourceTemplate, ResourceUpdated, Tool,
+};
+
+/// The most pages a walker follows before it gives up (a server whose
+/// cursors never end).
+const MAX_PAGES: usize = 10_000;
+
+impl Client {
+    async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        params: Option<&P>,
+        opts: &RequestOptions,
+        replay: bool,
+    ) -> Result<R, Error> {
+        let payload = self.call_raw(method, params, opts, replay).await?;
+        payload.deserialize().map_err(|e| Error::decode(method, e))
+    }
+
+    async fn page<R: DeserializeOwned>(
+        &self,
+        method: &'static str,
+        cursor: Option<String>,
+    ) -> Result<R, Error> {
+        let params = PaginatedParams {
+            cursor,
+            ..Default::default()
+        };
+        self.typed(method, Some(&params), &RequestOptions::new(), true)
+            .await
+    }
+
+    /// Follows `nextCursor` until the last page.
+    async fn walk<R: DeserializeOwned, T>(
+        &self,
+        method: &'static str,
+        mut split: impl FnMut(R) -> (Vec<T>, Option<String>),
+    ) -> Result<Vec<T>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        let mut seen = HashSet::new();
+        for _ in 0..MAX_PAGES {
+            let (items, next) = split(self.page(method, cursor).await?);
+            all.extend(items);
+            match next {
+                // A cursor seen before would loop forever.
+                Some(c) if !seen.insert(c.clone()) => {
+                    return Err(Error::protocol(
+                        format!("{method} returned a cursor it returned before"),
+                        None,
+                    ));
+                }
+                Some(c) => cursor = Some(c),
+                None => return Ok(all),
+            }
+        }
+        Err(Error::protocol(
+            format!("{method} returned more than {MAX_PAGES} pages"),
+            None,
+        ))
+    }
+
+    /// `ping`.
+    pub async fn ping(&self) -> Result<(), Error> {
+        self.typed::<(), EmptyResult>("ping", None, &RequestOptions::new(), true)
+            .await
+            .map(drop)
+    }
+
+    /// One page of `tools/list`.
+    pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
+        self.page("tools/list", cursor).await
+    }
+
+    /// Every tool, following cursors. Refreshes the cache that output
+    /// validation and replay decisions use.
+    pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
+        let generation = self.inner.hub.tools.generation();
+        let tools = self
+            .walk("tools/list", |r: ListToolsResult| (r.tools, r.next_cursor))
+            .await?;
+        self.inner.hub.tools.store(generation, &tools);
+        Ok(tools)
+    }
+
+    /// `tools/call` with JSON `arguments` (an object).
+    pub async fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+        self.call_tool_with(CallToolParams::new(name, arguments), &RequestOptions::new())
+            .await
+    }
+
+    /// `tools/call` with full params and options.
+    ///
+    /// When the tool declares an `outputSchema`, the result's
+    /// `structuredContent` is validated against it (JSON Schema 2020-12,
+    /// compiled once per tool and cached until the tool list changes); a
+    /// mismatch is an [`ErrorKind::SchemaValidation`](crate::ErrorKind)
+    /// error. The tool list is fetched once if it is not cached yet.
+    pub async fn call_tool_with(
+        &self,
+        params: CallToolParams,
+        opts: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let tools = &self.inner.hub.tools;
+        let advertises_tools = self
+            .server_capabilities()
+            .is_some_and(|c| c.tools.is_some());
+        if tools.is_empty() && advertises_tools {
+            self.list_all_tools().await?;
+        }
+        let replay = tools.replay_safe(&params.name);
+        let result: CallToolResult = self
+            .typed("tools/call", Some(&params), opts, replay)
+            .await?;
+        tools.validate(
+            &params.name,
+            result.structured_content.as_ref(),
+            result.is_error == Some(true),
+        )?;
+        Ok(result)
+    }
+
+    /// One page of `resources/list`.
+    pub async fn list_resources(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourcesResult, Error> {
+        self.page("resources/list", cursor).await
+    }
+
+    /// Every resource, following cursors.
+    pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
+        self.walk("resources/list", |r: ListResourcesResult| {
+            (r.resources, r.next_cursor)
+        })
+        .await
+    }
+
+    /// One page of `resources/templates/list`.
+    pub async fn list_resource_templates(
+        &self,
+        cursor: Option<String>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.page("resources/templates/list", cursor).await
+    }
+
+    /// Every resource template, following cursors.
+    pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        self.walk(
+            "resources/templates/list",
+            |r: ListResourceTemplatesResult| (r.resource_templates, r.next_cursor),
+        )
+        .await
+    }
+
+    /// `resources/read`.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.typed(
+            "resources/read",
+            Some(&json!({ "uri": uri })),
+            &RequestOptions::new(),
+            true,
+        )
+        .await
+    }
+
+    /// `resources/subscribe`, returning a subscription that sees
+    /// `notifications/resources/updated` for `uri` (and its sub-resources).
+    /// Updates coalesce: a slow reader sees the latest.
+    pub async fn subscribe_resource(&self, uri: &str) -> Result<ResourceSubscription, Error> {
+        // Listen before asking, so no update between the two is missed.
+        let rx = self.inner.hub.updates_for(uri);
+        self.typed::<_, EmptyResult>(
+            "resources/subscribe",
+            Some(&json!({ "uri": uri })),
+            &RequestOptions::new(),
+            true,
+        )
+        .await?;
+        Ok(ResourceSubscription {
+            uri: uri.to_owned(),
+            rx,
+        })
+    }
+
+    /// `resources/unsubscribe`.
+    pub async fn unsubscribe_resource(&self, uri: &str) -> Result<(), Error> {
+        self.typed::<_, EmptyResult>(
+            "resources/unsubscribe",
+            Some(&json!({ "uri": uri })),
+            &RequestOptions::new(),
+            true,
+        )
+        .await
+        .map(drop)
+    }
+
+    /// One page of `prompts/list`.
+    pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
+        self.page("prompts/list", cursor).await
+    }
+
+    /// Every prompt, following cursors.
+    pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        self.walk("prompts/list", |r: ListPromptsResult| {
+            (r.prompts, r.next_cursor)
+        })
+        .await
+    }
+
+    /// `prompts/get` with string arguments.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Arguments>,
+    ) -> Result<GetPromptResult, Error> {
+        let mut params = json!({ "name": name });
+        if let Some(args) = arguments {
+            params["arguments"] = Value::Object(args);
+        }
+        self.typed("prompts/get", Some(&params), &RequestOptions::new(), true)
+            .await
+    }
+
+    /// `completion/complete`: values for argument `name` of `reference`, given
+    /// what was typed (`value`) and the arguments already chosen (`context`).
+    pub async fn complete(
+        &self,
+        reference: CompletionReference,
+        name: &str,
+        value: &str,
+        context: Option<Arguments>,
+    ) -> Result<CompleteResult, Error> {
+        let mut params = json!({
+            "ref": reference,
+            "argument": {"name": name, "value": value},
+        });
+        if let Some(ctx) = context {
+            params["context"] = json!({ "arguments": ctx });
+        }
+        self.typed(
+            "completion/complete",
+            Some(&params),
+            &RequestOptions::new(),
+            true,
+        )
+        .await
+    }
+
+    /// `logging/setLevel`.
+    pub async fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        self.typed::<_, EmptyResult>(
+            "logging/setLevel",
+            Some(&json!({ "level": level })),
+            &RequestOptions::new(),
+            true,
+        )
+        .await
+        .map(drop)
+    }
+
+    /// The server's log messages (`notifications/message`), also sent to
+    /// `tracing` under target `mcp_server`. The queue is bounded: a reader
+    /// that falls behind loses the oldest (it sees `Lagged(n)`).
+    pub fn log_messages(&self) -> broadcast::Receiver<LogMessage> {
+        self.inner.hub.logs()
+    }
+
+    /// Notifications without a dedicated lane (bounded like the log queue).
+    pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
+        self.inner.hub.other()
+    }
+
+    /// A counter bumped by each `list_changed` notification of `kind`.
+    /// Repeated notifications coalesce; the tool cache is already
+    /// invalidated when the counter moves.
+    pub fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
+        self.inner.hub.list_changed(kind)
+    }
+
+    /// Notifications dropped so far because a bounded queue was full.
+    pub fn notification_drops(&self) -> u64 {
+        self.inner.hub.drops()
+    }
+}
+
+/// The updates of one subscribed resource.
+#[derive(Debug)]
+pub struct ResourceSubscription {
+    uri: String,
+    rx: watch::Receiver<Option<ResourceUpdated>>,
+}
+
+impl ResourceSubscription {
+    /// The subscribed URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Waits for the next update (the latest, if several arrived). `None`
+    /// once the client is gone.
+    pub async fn changed(&mut self) -> Option<ResourceUpdated> {
+        self.rx.changed().await.ok()?;
+        self.rx.borrow_and_update().clone()
+    }
+}

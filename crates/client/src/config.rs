@@ -1,0 +1,304 @@
+//! Client configuration: identity, timeouts, limits, handlers, reconnection.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
+use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability};
+
+/// How the client behaves. Private fields, chainable setters; every default is
+/// documented on its setter.
+#[derive(Clone)]
+#[must_use]
+pub struct ClientConfig {
+    pub(crate) client_info: Implementation,
+    pub(crate) request_timeout: Duration,
+    pub(crate) init_timeout: Duration,
+    pub(crate) grant_window: u32,
+    pub(crate) max_concurrent_handlers: usize,
+    pub(crate) max_queued_handlers: usize,
+    pub(crate) notification_capacity: usize,
+    pub(crate) reconnect: Option<Reconnect>,
+    pub(crate) keepalive: Option<Keepalive>,
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+    pub(crate) roots: Option<Arc<dyn RootsHandler>>,
+    pub(crate) roots_list_changed: bool,
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) elicitation_url: bool,
+}
+
+impl Default for ClientConfig {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for ClientConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ClientConfig")
+            .field("client_info", &self.client_info)
+            .field("request_timeout", &self.request_timeout)
+            .field("reconnect", &self.reconnect)
+            .field("keepalive", &self.keepalive)
+            .field("sampling", &self.sampling.is_some())
+            .field("roots", &self.roots.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+impl ClientConfig {
+    /// The defaults.
+    pub fn new() -> Self {
+        Self {
+            client_info: Implementation::new("mcpwire", env!("CARGO_PKG_VERSION")),
+            request_timeout: Duration::from_secs(60),
+            init_timeout: Duration::from_secs(30),
+            grant_window: 64,
+            max_concurrent_handlers: 16,
+            max_queued_handlers: 256,
+            notification_capacity: 1024,
+            reconnect: None,
+            keepalive: None,
+            sampling: None,
+            roots: None,
+            roots_list_changed: false,
+            elicitation: None,
+            elicitation_url: false,
+        }
+    }
+
+    /// Who the client says it is in `initialize`. Default: `mcpwire` and this
+    /// crate's version.
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// The default timeout of every request. Default: 60 s. Per-request
+    /// override: [`RequestOptions::timeout`](crate::RequestOptions::timeout).
+    pub fn request_timeout(mut self, timeout: Duration) -> Self {
+        self.request_timeout = timeout;
+        self
+    }
+
+    /// How long the `initialize` handshake may take. Default: 30 s.
+    pub fn init_timeout(mut self, timeout: Duration) -> Self {
+        self.init_timeout = timeout;
+        self
+    }
+
+    /// How many inbound frames the transport may deliver before the client
+    /// grants more (it tops the window up when half is used). Default: 64.
+    /// A larger window costs memory only in the transport's read buffer.
+    pub fn grant_window(mut self, window: u32) -> Self {
+        self.grant_window = window.max(1);
+        self
+    }
+
+    /// How many server requests (sampling, roots, elicitation) run at once.
+    /// Default: 16.
+    pub fn max_concurrent_handlers(mut self, n: usize) -> Self {
+        self.max_concurrent_handlers = n.max(1);
+        self
+    }
+
+    /// How many more server requests may wait for a handler slot; beyond it
+    /// they are answered with an error at once. Default: 256. Bounds what a
+    /// misbehaving server can make us hold.
+    pub fn max_queued_handlers(mut self, n: usize) -> Self {
+        self.max_queued_handlers = n;
+        self
+    }
+
+    /// Capacity of each notification queue (log messages, resource updates,
+    /// other notifications). When a queue is full the oldest entry is dropped
+    /// and counted. Default: 1024.
+    pub fn notification_capacity(mut self, n: usize) -> Self {
+        self.notification_capacity = n.max(1);
+        self
+    }
+
+    /// Reconnect after an unexpected close (needs a transport factory, see
+    /// [`Client::connect_with`](crate::Client::connect_with)). Default: off.
+    pub fn reconnect(mut self, policy: Reconnect) -> Self {
+        self.reconnect = Some(policy);
+        self
+    }
+
+    /// Ping the server periodically and close after repeated failures.
+    /// Default: off.
+    pub fn keepalive(mut self, keepalive: Keepalive) -> Self {
+        self.keepalive = Some(keepalive);
+        self
+    }
+
+    /// Answer `sampling/createMessage` with `handler`; advertises `sampling`.
+    pub fn sampling(mut self, handler: impl SamplingHandler) -> Self {
+        self.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Answer `roots/list` with `handler`; advertises `roots`.
+    pub fn roots(mut self, handler: impl RootsHandler) -> Self {
+        self.roots = Some(Arc::new(handler));
+        self
+    }
+
+    /// Whether we will send `notifications/roots/list_changed`. Default: false.
+    pub fn roots_list_changed(mut self, yes: bool) -> Self {
+        self.roots_list_changed = yes;
+        self
+    }
+
+    /// Answer `elicitation/create` with `handler`; advertises `elicitation`
+    /// with form mode.
+    pub fn elicitation(mut self, handler: impl ElicitationHandler) -> Self {
+        self.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Also advertise URL-mode elicitation. Default: false.
+    pub fn elicitation_url(mut self, yes: bool) -> Self {
+        self.elicitation_url = yes;
+        self
+    }
+
+    /// The capabilities sent in `initialize`, derived from the handlers.
+    pub(crate) fn capabilities(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self.roots.is_some() {
+            caps.roots = Some(ListCapability {
+                list_changed: Some(self.roots_list_changed),
+                ..Default::default()
+            });
+        }
+        if self.sampling.is_some() {
+            caps.sampling = Some(Extra::new());
+        }
+        if self.elicitation.is_some() {
+            let mut e = Extra::new();
+            e.insert("form".into(), serde_json::json!({}));
+            if self.elicitation_url {
+                e.insert("url".into(), serde_json::json!({}));
+            }
+            caps.elicitation = Some(e);
+        }
+        caps
+    }
+}
+
+/// Reconnection after an unexpected close: exponential backoff with jitter,
+/// within a budget of attempts.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Reconnect {
+    pub(crate) initial_delay: Duration,
+    pub(crate) max_delay: Duration,
+    pub(crate) max_attempts: u32,
+    pub(crate) jitter: f64,
+}
+
+impl Default for Reconnect {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Reconnect {
+    /// The defaults: 250 ms doubling to at most 30 s, ±20 % jitter, 8
+    /// attempts per outage.
+    pub fn new() -> Self {
+        Self {
+            initial_delay: Duration::from_millis(250),
+            max_delay: Duration::from_secs(30),
+            max_attempts: 8,
+            jitter: 0.2,
+        }
+    }
+
+    /// The first delay. Default: 250 ms.
+    pub fn initial_delay(mut self, d: Duration) -> Self {
+        self.initial_delay = d;
+        self
+    }
+
+    /// The longest delay. Default: 30 s.
+    pub fn max_delay(mut self, d: Duration) -> Self {
+        self.max_delay = d;
+        self
+    }
+
+    /// Attempts per outage before giving up (the budget); the count starts
+    /// again once a connection is ready. Default: 8.
+    pub fn max_attempts(mut self, n: u32) -> Self {
+        self.max_attempts = n;
+        self
+    }
+
+    /// Random spread of each delay, as a fraction (0 to 1). Default: 0.2.
+    pub fn jitter(mut self, fraction: f64) -> Self {
+        self.jitter = fraction.clamp(0.0, 1.0);
+        self
+    }
+
+    /// The delay before attempt `attempt` (1-based).
+    pub(crate) fn delay(&self, attempt: u32) -> Duration {
+        let exp = attempt.saturating_sub(1).min(20);
+        let base = self.initial_delay.saturating_mul(1u32 << exp);
+        let base = base.min(self.max_delay).as_secs_f64();
+        let spread = base * self.jitter * (fastrand::f64() * 2.0 - 1.0);
+        Duration::from_secs_f64((base + spread).max(0.0))
+    }
+}
+
+/// Periodic `ping`, closing the connection after repeated failures.
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct Keepalive {
+    pub(crate) interval: Duration,
+    pub(crate) timeout: Duration,
+    pub(crate) max_failures: u32,
+}
+
+impl Keepalive {
+    /// Ping every `interval`; defaults: 10 s timeout, 3 failures in a row.
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            interval,
+            timeout: Duration::from_secs(10),
+            max_failures: 3,
+        }
+    }
+
+    /// How long one ping may take. Default: 10 s.
+    pub fn timeout(mut self, d: Duration) -> Self {
+        self.timeout = d;
+        self
+    }
+
+    /// Consecutive failures that close the connection. Default: 3.
+    pub fn max_failures(mut self, n: u32) -> Self {
+        self.max_failures = n.max(1);
+        self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_grows_is_capped_and_jittered_within_bounds() {
+        let r = Reconnect::new()
+            .initial_delay(Duration::from_millis(100))
+            .max_delay(Duration::from_secs(1))
+            .jitter(0.5);
+        for _ in 0..100 {
+            let d1 = r.delay(1).as_secs_f64();
+            assert!((0.05..=0.15).contains(&d1), "{d1}");
+            let d10 = r.delay(10).as_secs_f64();
+            assert!((0.5..=1.5).contains(&d10), "{d10}");
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! The driver: the one task that owns the transport and reads from it.
+//!
+//! It parses each frame once and hands it on without waiting: responses
+//! complete their caller through the pending map, server requests go to
+//! handler tasks, notifications go to bounded lanes. It keeps a window of
+//! grants open, topping it up when half is used.
+
+use std::num::NonZeroU32;
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use bytes::Bytes;
+use mcpwire_codec::jsonrpc::{Id, Message, Response};
+use mcpwire_transport::TransportExt;
+use mcpwire_transport::{Active, CloseReason, Transport, TransportError, TransportEvent};
+
+use crate::Error;
+use crate::dispatch::{self, Dispatcher};
+use crate::engine::Engine;
+use crate::notify::Hub;
+use crate::types::{Cancelled, Progress};
+
+/// How the transport session ended.
+pub(crate) struct DriverExit {
+    /// The transport's reason, if it reported one.
+    pub(crate) reason: Option<CloseReason>,
+    /// Why we closed it ourselves (a local close, a failed keepalive).
+    pub(crate) local: Option<String>,
+}
+
+pub(crate) async fn run<T: Transport>(
+    mut transport: T,
+    engine: Arc<Engine>,
+    hub: Arc<Hub>,
+    dispatcher: Arc<Dispatcher>,
+    window: u32,
+) -> DriverExit {
+    let window = NonZeroU32::new(window.max(1)).expect("at least one");
+    transport.set_active(Active::Many(window));
+    let mut remaining = window.get();
+    let mut close_rx = engine.close_requested();
+    let mut local = None;
+    let reason = loop {
+        let event = tokio::select! {
+            biased;
+            ev = transport.next_event() => ev,
+            () = close_wanted(&mut close_rx), if local.is_none() => {
+                local = engine.close_reason_requested();
+                transport.close().await;
+                continue;
+            }
+        };
+        let Some(event) = event else { break None };
+        match event {
+            TransportEvent::Frame(frame) => {
+                remaining = remaining.saturating_sub(1);
+                if remaining <= window.get() / 2 {
+                    transport.set_active(Active::Many(window));
+                    remaining = window.get();
+                }
+                on_frame(frame, &engine, &hub, &dispatcher);
+            }
+            TransportEvent::Stderr(line) => {
+                tracing::debug!(target: "mcp_server_stderr", "{line}");
+                engine.push_stderr(line);
+            }
+            TransportEvent::Error(e) => {
+                tracing::warn!(error = %e, "transport reported an error");
+            }
+            TransportEvent::Undelivered { frame, error } => {
+                on_undelivered(frame, error, &engine);
+            }
+            TransportEvent::Closed(reason) => break Some(reason),
+            _ => {}
+        }
+    };
+    DriverExit { reason, local }
+}
+
+fn on_frame(frame: Bytes, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+    let msg = match Message::parse(frame) {
+        Ok(m) => m,
+        Err(e) => {
+            engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(error = %e, "ignoring a malformed frame from the server");
+            return;
+        }
+    };
+    match msg {
+        Message::Response(Response { id, outcome }) => match id {
+            Some(Id::Number(n)) => {
+                let outcome = outcome.map_err(Error::server);
+                if !engine.complete(n, outcome) {
+                    tracing::debug!(id = n, "response to no pending request (late or unknown)");
+                }
+            }
+            other => {
+                engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(id = ?other, "response with an id we never used");
+            }
+        },
+        Message::Request(req) => dispatcher.dispatch(engine, req),
+        Message::Notification(n) => match n.method.as_str() {
+            "notifications/progress" => match n.params.map(|p| p.deserialize::<Progress>()) {
+                Some(Ok(p)) => engine.progress(p),
+                _ => tracing::warn!("ignoring a malformed progress notification"),
+            },
+            "notifications/cancelled" => {
+                let parsed = n.params.and_then(|p| p.deserialize::<Cancelled>().ok());
+                let id = parsed
+                    .and_then(|c| c.request_id)
+                    .and_then(|v| serde_json::from_value::<Id>(v).ok());
+                if let Some(id) = id {
+                    dispatch::cancel(engine, &id);
+                }
+            }
+            method => hub.dispatch(method, n.params),
+        },
+    }
+}
+
+/// A frame we queued was not delivered. A request fails, or, if the session
+/// expired, waits for the lifecycle to re-initialize and replay it.
+fn on_undelivered(frame: Bytes, error: TransportError, engine: &Engine) {
+    let id = match Message::parse(frame.clone()) {
+        Ok(Message::Request(r)) => match r.id {
+            Id::Number(n) => n,
+            Id::String(_) => return,
+        },
+        Ok(other) => {
+            tracing::warn!(method = ?other.method(), error = %error, "a notification or response was not delivered");
+            return;
+        }
+        Err(_) => return,
+    };
+    if matches!(error, TransportError::SessionExpired) {
+        let mut expired = engine.expired.lock().expect("expired lock");
+        let first = expired.is_none();
+        expired.get_or_insert_with(Vec::new).push((frame, error));
+        drop(expired);
+        if first {
+            engine.reinit.notify_one();
+        }
+        return;
+    }
+    engine.complete(
+        id,
+        Err(Error::transport(
+            "the request could not be delivered",
+            Some(error),
+        )),
+    );
+}
+
+async fn close_wanted(rx: &mut tokio::sync::watch::Receiver<Option<String>>) {
+    let _ = rx.wait_for(Option::is_some).await;
+}

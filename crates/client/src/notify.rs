@@ -1,0 +1,212 @@
+//! Server notifications: routed into bounded, lossy-at-the-old-end lanes.
+//!
+//! The reader task never waits on a consumer: every lane is either a
+//! coalescing `watch` (list changes, resource updates, progress) or a bounded
+//! `broadcast` ring whose oldest entries are overwritten when nobody keeps up.
+//! So responses are never stuck behind notifications nobody reads, and memory
+//! stays bounded however many arrive. Overwritten entries are counted.
+
+use std::collections::HashMap;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use mcpwire_codec::jsonrpc::Payload;
+use serde_json::Value;
+use tokio::sync::{broadcast, watch};
+
+use crate::schema::ToolCache;
+use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
+
+/// A notification the client has no dedicated lane for, as sent.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct ServerNotification {
+    /// Its method.
+    pub method: String,
+    /// Its params, parsed.
+    pub params: Option<Value>,
+}
+
+/// Which server list changed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ListKind {
+    /// `notifications/tools/list_changed`.
+    Tools,
+    /// `notifications/resources/list_changed`.
+    Resources,
+    /// `notifications/prompts/list_changed`.
+    Prompts,
+}
+
+pub(crate) struct Hub {
+    capacity: usize,
+    logs: broadcast::Sender<LogMessage>,
+    other: broadcast::Sender<ServerNotification>,
+    tools_changed: watch::Sender<u64>,
+    resources_changed: watch::Sender<u64>,
+    prompts_changed: watch::Sender<u64>,
+    updates: Mutex<HashMap<String, watch::Sender<Option<ResourceUpdated>>>>,
+    drops: AtomicU64,
+    pub(crate) tools: ToolCache,
+}
+
+impl Hub {
+    pub(crate) fn new(capacity: usize) -> Self {
+        Self {
+            capacity,
+            logs: broadcast::channel(capacity).0,
+            other: broadcast::channel(capacity).0,
+            tools_changed: watch::channel(0).0,
+            resources_changed: watch::channel(0).0,
+            prompts_changed: watch::channel(0).0,
+            updates: Mutex::new(HashMap::new()),
+            drops: AtomicU64::new(0),
+            tools: ToolCache::default(),
+        }
+    }
+
+    /// Entries overwritten because a queue was full.
+    pub(crate) fn drops(&self) -> u64 {
+        self.drops.load(Ordering::Relaxed)
+    }
+
+    fn push<T: Clone>(&self, tx: &broadcast::Sender<T>, value: T) {
+        if tx.receiver_count() == 0 {
+            return;
+        }
+        if tx.len() >= self.capacity {
+            self.drops.fetch_add(1, Ordering::Relaxed);
+        }
+        let _ = tx.send(value);
+    }
+
+    pub(crate) fn logs(&self) -> broadcast::Receiver<LogMessage> {
+        self.logs.subscribe()
+    }
+
+    pub(crate) fn other(&self) -> broadcast::Receiver<ServerNotification> {
+        self.other.subscribe()
+    }
+
+    pub(crate) fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
+        match kind {
+            ListKind::Tools => self.tools_changed.subscribe(),
+            ListKind::Resources => self.resources_changed.subscribe(),
+            ListKind::Prompts => self.prompts_changed.subscribe(),
+        }
+    }
+
+    pub(crate) fn updates_for(&self, uri: &str) -> watch::Receiver<Option<ResourceUpdated>> {
+        let mut map = self.updates.lock().expect("updates lock");
+        map.retain(|_, tx| tx.receiver_count() > 0);
+        map.entry(uri.to_owned())
+            .or_insert_with(|| watch::channel(None).0)
+            .subscribe()
+    }
+
+    /// Routes one notification (not progress or cancellation, which the
+    /// driver routes itself). Never waits.
+    pub(crate) fn dispatch(&self, method: &str, params: Option<Payload>) {
+        match method {
+            "notifications/message" => {
+                if let Some(msg) = parse::<LogMessage>(method, params) {
+                    trace_log(&msg);
+                    self.push(&self.logs, msg);
+                }
+            }
+            "notifications/resources/updated" => {
+                if let Some(update) = parse::<ResourceUpdated>(method, params) {
+                    let map = self.updates.lock().expect("updates lock");
+                    for (uri, tx) in map.iter() {
+                        if covers(uri, &update.uri) {
+                            tx.send_replace(Some(update.clone()));
+                        }
+                    }
+                }
+            }
+            "notifications/tools/list_changed" => {
+                self.tools.invalidate();
+                self.tools_changed.send_modify(|n| *n += 1);
+            }
+            "notifications/resources/list_changed" => {
+                self.resources_changed.send_modify(|n| *n += 1)
+            }
+            "notifications/prompts/list_changed" => self.prompts_changed.send_modify(|n| *n += 1),
+            _ => {
+                let params = params.and_then(|p| p.deserialize().ok());
+                self.push(
+                    &self.other,
+                    ServerNotification {
+                        method: method.to_owned(),
+                        params,
+                    },
+                );
+            }
+        }
+    }
+}
+
+/// True if a subscription to `subscribed` covers an update of `updated`
+/// (the same URI, or a sub-resource of it).
+fn covers(subscribed: &str, updated: &str) -> bool {
+    updated == subscribed
+        || (updated.starts_with(subscribed)
+            && (subscribed.ends_with('/') || updated[subscribed.len()..].starts_with('/')))
+}
+
+fn parse<T: serde::de::DeserializeOwned>(method: &str, params: Option<Payload>) -> Option<T> {
+    let params = params?;
+    match params.deserialize() {
+        Ok(v) => Some(v),
+        Err(e) => {
+            tracing::warn!(method, error = %e, "ignoring a malformed notification");
+            None
+        }
+    }
+}
+
+fn trace_log(msg: &LogMessage) {
+    let logger = msg.logger.as_deref().unwrap_or("");
+    let data = &msg.data;
+    match msg.level {
+        LoggingLevel::Debug => tracing::debug!(target: "mcp_server", logger, %data),
+        LoggingLevel::Info | LoggingLevel::Notice => {
+            tracing::info!(target: "mcp_server", logger, %data)
+        }
+        LoggingLevel::Warning => tracing::warn!(target: "mcp_server", logger, %data),
+        _ => tracing::error!(target: "mcp_server", logger, %data),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sub_resources_are_covered() {
+        assert!(covers("file:///a", "file:///a"));
+        assert!(covers("file:///a", "file:///a/b"));
+        assert!(covers("file:///a/", "file:///a/b"));
+        assert!(!covers("file:///a", "file:///ab"));
+        assert!(!covers("file:///a/b", "file:///a"));
+    }
+
+    #[test]
+    fn a_full_queue_drops_the_oldest_and_counts() {
+        let hub = Hub::new(4);
+        let mut rx = hub.other();
+        for i in 0..10 {
+            let p = Payload::from_value(&serde_json::json!({ "i": i })).unwrap();
+            hub.dispatch("x/y", Some(p));
+        }
+        assert_eq!(hub.drops(), 6);
+        // The receiver learns it lagged, then reads the newest four.
+        assert!(matches!(
+            rx.try_recv(),
+            Err(broadcast::error::TryRecvError::Lagged(6))
+        ));
+        let first = rx.try_recv().unwrap();
+        assert_eq!(first.params.unwrap()["i"], 6);
+    }
+}

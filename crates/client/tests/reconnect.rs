@@ -1,0 +1,222 @@
+//! Reconnection, keepalive and session expiry against fake servers.
+
+mod common;
+
+use std::time::Duration;
+
+use common::{LONG, within};
+use mcpwire_client::{
+    Client, ClientConfig, ConnectionState, ErrorKind, Keepalive, Reconnect, TransportFactory,
+};
+use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
+use mcpwire_transport::{Transport, TransportError};
+use serde_json::{Value, json};
+use tokio::sync::mpsc;
+
+/// A factory that makes a fresh in-memory pair per attempt and hands the
+/// peer to the test.
+fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let f: TransportFactory = Box::new(move || {
+        let (t, p) = memory_pair(16);
+        let _ = tx.send(p);
+        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
+    });
+    (f, rx)
+}
+
+async fn next_server(peers: &mut mpsc::UnboundedReceiver<MemoryPeer>) -> FakeServer {
+    FakeServer::new(within(peers.recv()).await.expect("a new connection"))
+}
+
+fn quick_reconnect() -> Reconnect {
+    Reconnect::new()
+        .initial_delay(Duration::from_millis(20))
+        .max_delay(Duration::from_millis(100))
+        .max_attempts(3)
+}
+
+#[tokio::test]
+async fn after_a_crash_in_flight_calls_fail_and_the_client_reconnects() {
+    let (f, mut peers) = factory();
+    let config = ClientConfig::new().reconnect(quick_reconnect());
+    let connect = tokio::spawn(Client::connect_with(f, config));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    let mut states = client.watch_state();
+
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.ping().await });
+    server.expect_request("ping").await;
+    server.crash(1, &["segfault"]).await;
+    let err = within(call).await.unwrap().unwrap_err();
+    assert!(err.is_closed() && err.is_retryable(), "{err:?}");
+    assert_eq!(err.stderr_tail(), ["segfault".to_string()]);
+
+    within(states.wait_for(|s| matches!(s, ConnectionState::Backoff { .. })))
+        .await
+        .unwrap();
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    within(states.wait_for(ConnectionState::is_ready))
+        .await
+        .unwrap();
+    let c = client.clone();
+    let ping = tokio::spawn(async move { c.ping().await });
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn without_a_policy_a_crash_closes_for_good() {
+    let (f, mut peers) = factory();
+    let connect = tokio::spawn(Client::connect_with(f, ClientConfig::new()));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    server.crash(1, &[]).await;
+    let mut states = client.watch_state();
+    let closed = within(states.wait_for(ConnectionState::is_closed))
+        .await
+        .unwrap()
+        .clone();
+    assert!(matches!(closed, ConnectionState::Closed(Some(ref e)) if e.is_closed()));
+    // The factory is never called again (and is dropped: the channel ends).
+    let next = tokio::time::timeout(Duration::from_millis(200), peers.recv()).await;
+    assert!(!matches!(next, Ok(Some(_))), "no reconnection attempt");
+}
+
+#[tokio::test]
+async fn the_reconnect_budget_is_finite() {
+    let (f, mut peers) = factory();
+    let config = ClientConfig::new().reconnect(quick_reconnect().max_attempts(2));
+    let client = Client::start(f, config);
+    // Every attempt's server dies before answering initialize.
+    for _ in 0..3 {
+        let mut server = next_server(&mut peers).await;
+        server.expect_request("initialize").await;
+        server.crash(1, &[]).await;
+    }
+    let mut states = client.watch_state();
+    let s = within(states.wait_for(ConnectionState::is_closed))
+        .await
+        .unwrap()
+        .clone();
+    assert!(matches!(s, ConnectionState::Closed(Some(_))), "{s:?}");
+    assert!(peers.try_recv().is_err(), "no fourth attempt");
+}
+
+#[tokio::test]
+async fn keepalive_failures_close_the_connection() {
+    let keepalive = Keepalive::new(Duration::from_millis(50))
+        .timeout(Duration::from_millis(100))
+        .max_failures(2);
+    let (f, mut peers) = factory();
+    let connect = tokio::spawn(Client::connect_with(
+        f,
+        ClientConfig::new().keepalive(keepalive),
+    ));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    // Answer the first ping, then go silent.
+    let p = server.expect_request("ping").await;
+    server.respond(&p.id, json!({})).await;
+    server.expect_request("ping").await;
+    server.expect_notification("notifications/cancelled").await;
+    server.expect_request("ping").await;
+    server.expect_notification("notifications/cancelled").await;
+    server.expect_closed().await;
+    let mut states = client.watch_state();
+    let s = within(states.wait_for(ConnectionState::is_closed))
+        .await
+        .unwrap()
+        .clone();
+    let ConnectionState::Closed(Some(e)) = s else {
+        panic!("{s:?}")
+    };
+    assert!(e.to_string().contains("keepalive"), "{e}");
+}
+
+#[tokio::test]
+async fn an_expired_session_reinitializes_and_replays_only_what_is_safe() {
+    let (f, mut peers) = factory();
+    let connect = tokio::spawn(Client::connect_with(f, ClientConfig::new()));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+
+    // A read (always safe) and a call of a tool with no annotations.
+    let c = client.clone();
+    let read = tokio::spawn(async move { c.read_resource("file:///x").await });
+    let read_frame = server.recv_frame().await.unwrap();
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.call_tool_with(
+            mcpwire_client::types::CallToolParams::new("delete", json!({})),
+            &mcpwire_client::RequestOptions::new(),
+        )
+        .await
+    });
+    // The client lists tools first (to know schemas and annotations).
+    let list = server.expect_request("tools/list").await;
+    server
+        .respond(
+            &list.id,
+            json!({"tools": [{"name": "delete", "inputSchema": {"type": "object"}}]}),
+        )
+        .await;
+    let call_frame = server.recv_frame().await.unwrap();
+    assert!(String::from_utf8_lossy(&call_frame).contains("tools/call"));
+
+    server
+        .undeliver(read_frame.clone(), TransportError::SessionExpired)
+        .await;
+    server
+        .undeliver(call_frame, TransportError::SessionExpired)
+        .await;
+    server.handshake().await;
+    // The read goes out again, byte for byte; the call does not.
+    let again = server.recv_frame().await.unwrap();
+    assert_eq!(again, read_frame);
+    let req = mcpwire_codec::jsonrpc::Message::parse(again).unwrap();
+    let mcpwire_codec::jsonrpc::Message::Request(req) = req else {
+        panic!()
+    };
+    server
+        .respond(
+            &req.id,
+            json!({"contents": [{"uri": "file:///x", "text": "x"}]}),
+        )
+        .await;
+    let read = within(read).await.unwrap().unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("x"));
+    let err = within(call).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::OutcomeUnknown);
+    assert!(!err.is_retryable());
+}
+
+#[tokio::test]
+async fn other_undelivered_requests_fail_with_a_transport_error() {
+    let (f, mut peers) = factory();
+    let connect = tokio::spawn(Client::connect_with(f, ClientConfig::new()));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.request::<_, Value>("x/y", Some(&json!({})), &Default::default())
+            .await
+    });
+    let frame = server.recv_frame().await.unwrap();
+    server.undeliver(frame, TransportError::Timeout).await;
+    let err = tokio::time::timeout(LONG, call)
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert!(std::error::Error::source(&err).is_some());
+}

@@ -1,0 +1,212 @@
+//! The typed API against a fake server: walkers, tools, validation,
+//! resources, prompts, completion, logging.
+
+mod common;
+
+use common::{connected, within};
+use mcpwire_client::types::{CompletionReference, ContentBlock, LoggingLevel};
+use mcpwire_client::{Client, ClientConfig, ErrorKind};
+use mcpwire_test_support::FakeServer;
+use serde_json::{Value, json};
+
+fn tools_page(names: &[&str], next: Option<&str>) -> Value {
+    let tools: Vec<Value> = names
+        .iter()
+        .map(|n| {
+            let mut t = json!({"name": n, "inputSchema": {"type": "object"}, "x-vendor": 1});
+            if *n == "sum" {
+                t["outputSchema"] = json!({
+                    "type": "object",
+                    "properties": {"sum": {"type": "number"}},
+                    "required": ["sum"]
+                });
+            }
+            t
+        })
+        .collect();
+    let mut page = json!({ "tools": tools });
+    if let Some(n) = next {
+        page["nextCursor"] = json!(n);
+    }
+    page
+}
+
+async fn serve_tool_list(server: &mut FakeServer) {
+    let r = server.expect_request("tools/list").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert!(p.get("cursor").is_none());
+    server
+        .respond(&r.id, tools_page(&["echo"], Some("page2")))
+        .await;
+    let r = server.expect_request("tools/list").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(p["cursor"], "page2");
+    server.respond(&r.id, tools_page(&["sum"], None)).await;
+}
+
+async fn call(
+    client: &Client,
+    server: &mut FakeServer,
+    structured: Value,
+) -> Result<(), mcpwire_client::Error> {
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("sum", json!({"a": 1, "b": 2})).await });
+    let r = server.expect_request("tools/call").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(p, json!({"name": "sum", "arguments": {"a": 1, "b": 2}}));
+    server
+        .respond(
+            &r.id,
+            json!({"content": [{"type": "text", "text": "3"}], "structuredContent": structured}),
+        )
+        .await;
+    within(call).await.unwrap().map(|r| {
+        assert_eq!(r.content[0], ContentBlock::text("3"));
+    })
+}
+
+#[tokio::test]
+async fn walkers_follow_cursors_and_keep_unknown_fields() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    serve_tool_list(&mut server).await;
+    let tools = within(list).await.unwrap().unwrap();
+    assert_eq!(tools.len(), 2);
+    assert_eq!(tools[0].extra["x-vendor"], 1);
+    assert_eq!(serde_json::to_value(&tools[0]).unwrap()["x-vendor"], 1);
+}
+
+#[tokio::test]
+async fn a_repeated_cursor_is_a_protocol_error_not_a_loop() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_prompts().await });
+    for _ in 0..2 {
+        let r = server.expect_request("prompts/list").await;
+        server
+            .respond(&r.id, json!({"prompts": [], "nextCursor": "same"}))
+            .await;
+    }
+    let err = within(list).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Protocol);
+}
+
+#[tokio::test]
+async fn structured_content_is_validated_against_the_output_schema() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    serve_tool_list(&mut server).await;
+    within(list).await.unwrap().unwrap();
+
+    call(&client, &mut server, json!({"sum": 3})).await.unwrap();
+    let err = call(&client, &mut server, json!({"sum": "three"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+    assert!(err.validation_errors()[0].contains("/sum"), "{err:?}");
+
+    // A list_changed forgets the schema: the next call lists tools again.
+    server
+        .notify("notifications/tools/list_changed", json!({}))
+        .await;
+    let c = client.clone();
+    let call2 = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let r = server.expect_request("tools/list").await;
+    let mut page = tools_page(&["sum"], None);
+    page["tools"][0]["outputSchema"] = json!({"type": "object", "required": ["total"]});
+    server.respond(&r.id, page).await;
+    let r = server.expect_request("tools/call").await;
+    server
+        .respond(
+            &r.id,
+            json!({"content": [], "structuredContent": {"sum": 3}}),
+        )
+        .await;
+    let err = within(call2).await.unwrap().unwrap_err();
+    assert_eq!(
+        err.kind(),
+        ErrorKind::SchemaValidation,
+        "the new schema applies"
+    );
+}
+
+#[tokio::test]
+async fn resources_prompts_completion_and_logging() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let work = tokio::spawn(async move {
+        let read = c.read_resource("file:///a.txt").await?;
+        let templates = c.list_all_resource_templates().await?;
+        let resources = c.list_all_resources().await?;
+        let mut args = serde_json::Map::new();
+        args.insert("topic".into(), json!("rust"));
+        let prompt = c.get_prompt("review", Some(args)).await?;
+        let done = c
+            .complete(
+                CompletionReference::Prompt {
+                    name: "review".into(),
+                },
+                "topic",
+                "ru",
+                None,
+            )
+            .await?;
+        c.set_logging_level(LoggingLevel::Warning).await?;
+        Ok::<_, mcpwire_client::Error>((read, templates, resources, prompt, done))
+    });
+    let r = server.expect_request("resources/read").await;
+    server
+        .respond(
+            &r.id,
+            json!({"contents": [{"uri": "file:///a.txt", "mimeType": "text/plain", "text": "hello"}]}),
+        )
+        .await;
+    let r = server.expect_request("resources/templates/list").await;
+    server
+        .respond(
+            &r.id,
+            json!({"resourceTemplates": [{"uriTemplate": "file:///{path}", "name": "files"}]}),
+        )
+        .await;
+    let r = server.expect_request("resources/list").await;
+    server
+        .respond(
+            &r.id,
+            json!({"resources": [{"uri": "file:///a.txt", "name": "a", "size": 5, "icons": [{"src": "data:,"}]}]}),
+        )
+        .await;
+    let r = server.expect_request("prompts/get").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(p, json!({"name": "review", "arguments": {"topic": "rust"}}));
+    server
+        .respond(
+            &r.id,
+            json!({"messages": [{"role": "user", "content": {"type": "text", "text": "review rust"}}]}),
+        )
+        .await;
+    let r = server.expect_request("completion/complete").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(
+        p,
+        json!({"ref": {"type": "ref/prompt", "name": "review"}, "argument": {"name": "topic", "value": "ru"}})
+    );
+    server
+        .respond(
+            &r.id,
+            json!({"completion": {"values": ["rust"], "hasMore": false}}),
+        )
+        .await;
+    let r = server.expect_request("logging/setLevel").await;
+    let p: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(p["level"], "warning");
+    server.respond(&r.id, json!({})).await;
+
+    let (read, templates, resources, prompt, done) = within(work).await.unwrap().unwrap();
+    assert_eq!(read.contents[0].text.as_deref(), Some("hello"));
+    assert_eq!(templates[0].uri_template, "file:///{path}");
+    assert_eq!(resources[0].size, Some(5));
+    assert_eq!(prompt.messages[0].content.as_text(), Some("review rust"));
+    assert_eq!(done.completion.values, ["rust"]);
+}

@@ -1,0 +1,201 @@
+//! What the demo server offers: tools, resources, a prompt, completions.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject};
+use serde_json::{Value, json};
+
+use crate::peer::{Outcome, Server};
+
+pub(crate) fn tools() -> Value {
+    json!([
+        {
+            "name": "echo",
+            "title": "Echo",
+            "description": "Returns its message.",
+            "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}, "required": ["message"]},
+            "annotations": {"readOnlyHint": true}
+        },
+        {
+            "name": "add",
+            "title": "Add",
+            "description": "Adds two numbers; returns structured content.",
+            "inputSchema": {"type": "object", "properties": {"a": {"type": "number"}, "b": {"type": "number"}}, "required": ["a", "b"]},
+            "outputSchema": {"type": "object", "properties": {"sum": {"type": "number"}}, "required": ["sum"]},
+            "annotations": {"readOnlyHint": true, "idempotentHint": true}
+        },
+        {
+            "name": "slow",
+            "description": "Takes `steps` steps of `delay_ms` each, reporting progress.",
+            "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}, "delay_ms": {"type": "integer"}}}
+        },
+        {
+            "name": "ask_llm",
+            "description": "Asks the client's model (sampling) to answer a prompt.",
+            "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
+        },
+        {
+            "name": "ask_user",
+            "description": "Asks the user for their name (elicitation).",
+            "inputSchema": {"type": "object", "properties": {}}
+        }
+    ])
+}
+
+fn text(t: impl Into<String>) -> Value {
+    json!({"type": "text", "text": t.into()})
+}
+
+fn tool_error(message: impl Into<String>) -> Outcome {
+    Ok(json!({"content": [text(message)], "isError": true}))
+}
+
+pub(crate) async fn call_tool(server: &Arc<Server>, params: &Value) -> Outcome {
+    let args = &params["arguments"];
+    match params["name"].as_str().unwrap_or_default() {
+        "echo" => {
+            let message = args["message"].as_str().unwrap_or_default();
+            Ok(json!({"content": [text(message)]}))
+        }
+        "add" => {
+            let (Some(a), Some(b)) = (args["a"].as_f64(), args["b"].as_f64()) else {
+                return tool_error("a and b must be numbers");
+            };
+            let sum = a + b;
+            server
+                .notify(
+                    "notifications/message",
+                    json!({"level": "info", "logger": "demo", "data": format!("add {a} {b}")}),
+                )
+                .await;
+            Ok(json!({"content": [text(sum.to_string())], "structuredContent": {"sum": sum}}))
+        }
+        "slow" => {
+            let steps = args["steps"].as_u64().unwrap_or(3).min(1000);
+            let delay = Duration::from_millis(args["delay_ms"].as_u64().unwrap_or(100).min(10_000));
+            let token = params["_meta"]["progressToken"].clone();
+            for step in 1..=steps {
+                tokio::time::sleep(delay).await;
+                if !token.is_null() {
+                    server
+                        .notify(
+                            "notifications/progress",
+                            json!({"progressToken": token, "progress": step, "total": steps, "message": format!("step {step}")}),
+                        )
+                        .await;
+                }
+            }
+            Ok(json!({"content": [text(format!("done after {steps} steps"))]}))
+        }
+        "ask_llm" => {
+            if !server.client_offers("sampling") {
+                return tool_error("the client does not offer sampling");
+            }
+            let prompt = args["prompt"].as_str().unwrap_or_default();
+            let answer = server
+                .ask(
+                    "sampling/createMessage",
+                    json!({"messages": [{"role": "user", "content": text(prompt)}], "maxTokens": 100}),
+                )
+                .await;
+            match answer {
+                Ok(v) => {
+                    let said = v["content"]["text"].as_str().unwrap_or_default().to_owned();
+                    Ok(json!({"content": [text(format!("the model said: {said}"))]}))
+                }
+                Err(e) => tool_error(format!("sampling failed: {}", e.message)),
+            }
+        }
+        "ask_user" => {
+            if !server.client_offers("elicitation") {
+                return tool_error("the client does not offer elicitation");
+            }
+            let answer = server
+                .ask(
+                    "elicitation/create",
+                    json!({
+                        "mode": "form",
+                        "message": "What is your name?",
+                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+                    }),
+                )
+                .await;
+            match answer {
+                Ok(v) if v["action"] == "accept" => {
+                    let name = v["content"]["name"].as_str().unwrap_or("?").to_owned();
+                    Ok(json!({"content": [text(format!("hello, {name}"))]}))
+                }
+                Ok(v) => Ok(json!({"content": [text(format!("the user chose {}", v["action"]))]})),
+                Err(e) => tool_error(format!("elicitation failed: {}", e.message)),
+            }
+        }
+        other => Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            format!("unknown tool: {other}"),
+        )),
+    }
+}
+
+const README: &str = "mcpwire demo server: tools echo, add, slow, ask_llm, ask_user.";
+
+pub(crate) fn resources() -> Value {
+    json!([{
+        "uri": "demo://readme",
+        "name": "readme",
+        "title": "Read me",
+        "mimeType": "text/plain",
+        "size": README.len()
+    }])
+}
+
+pub(crate) fn resource_templates() -> Value {
+    json!([{"uriTemplate": "demo://echo/{text}", "name": "echo", "mimeType": "text/plain"}])
+}
+
+pub(crate) fn read_resource(params: &Value) -> Outcome {
+    let uri = params["uri"].as_str().unwrap_or_default();
+    let body = if uri == "demo://readme" {
+        README.to_owned()
+    } else if let Some(rest) = uri.strip_prefix("demo://echo/") {
+        rest.to_owned()
+    } else {
+        return Err(ErrorObject::new(
+            ErrorCode::RESOURCE_NOT_FOUND,
+            format!("no resource {uri}"),
+        ));
+    };
+    Ok(json!({"contents": [{"uri": uri, "mimeType": "text/plain", "text": body}]}))
+}
+
+pub(crate) fn prompts() -> Value {
+    json!([{
+        "name": "greet",
+        "title": "Greeting",
+        "description": "Greets someone by name.",
+        "arguments": [{"name": "name", "description": "Who to greet", "required": true}]
+    }])
+}
+
+pub(crate) fn get_prompt(params: &Value) -> Outcome {
+    if params["name"] != "greet" {
+        return Err(ErrorObject::new(
+            ErrorCode::INVALID_PARAMS,
+            "unknown prompt",
+        ));
+    }
+    let name = params["arguments"]["name"].as_str().unwrap_or("world");
+    Ok(json!({
+        "description": "A greeting",
+        "messages": [{"role": "user", "content": text(format!("Please greet {name} warmly."))}]
+    }))
+}
+
+pub(crate) fn complete(params: &Value) -> Value {
+    let typed = params["argument"]["value"].as_str().unwrap_or_default();
+    let values: Vec<&str> = ["Ada", "Alan", "Grace", "Linus"]
+        .into_iter()
+        .filter(|n| n.to_lowercase().starts_with(&typed.to_lowercase()))
+        .collect();
+    json!({"completion": {"values": values, "total": values.len(), "hasMore": false}})
+}

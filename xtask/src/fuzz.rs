@@ -1,0 +1,134 @@
+//! `cargo xtask fuzz <target> [--seconds N]`: runs one cargo-fuzz target of
+//! the codec (in `fuzz/`) for a bounded time.
+//!
+//! cargo-fuzz needs nightly compiler flags; `RUSTC_BOOTSTRAP=1` lets the
+//! stable toolchain accept them, so no nightly toolchain is needed. If
+//! `cargo fuzz` is missing it is installed from crates.io first. A few seed
+//! inputs are written into the target's corpus directory when it is empty;
+//! corpora and crash artifacts stay out of git (see `fuzz/.gitignore`).
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use super::{cargo, run};
+
+/// The fuzz targets, as named in `fuzz/Cargo.toml`.
+const TARGETS: &[&str] = &["line", "content_length", "sse", "envelope"];
+
+/// How long a run lasts unless `--seconds` says otherwise.
+const DEFAULT_SECONDS: u64 = 60;
+
+/// Parses the arguments after `fuzz` and runs the target.
+pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
+    let usage = || {
+        format!(
+            "usage: cargo xtask fuzz <{}> [--seconds N]",
+            TARGETS.join("|")
+        )
+    };
+    let mut target = None;
+    let mut seconds = DEFAULT_SECONDS;
+    let mut args = args.iter();
+    while let Some(arg) = args.next() {
+        match arg.as_str() {
+            "--seconds" => {
+                seconds = args
+                    .next()
+                    .and_then(|s| s.parse().ok())
+                    .filter(|&s| s > 0)
+                    .ok_or_else(usage)?;
+            }
+            name if target.is_none() && TARGETS.contains(&name) => target = Some(name),
+            _ => return Err(usage()),
+        }
+    }
+    let target = target.ok_or_else(usage)?;
+
+    ensure_cargo_fuzz()?;
+    seed_corpus(root, target)?;
+    // Through `env` so that the echoed command line shows the variable and
+    // can be pasted as it is.
+    run(Command::new("env")
+        .arg("RUSTC_BOOTSTRAP=1")
+        .arg(cargo().get_program())
+        .args(["fuzz", "run", target, "--"])
+        .arg(format!("-max_total_time={seconds}"))
+        .arg("-print_final_stats=1"))
+}
+
+/// Installs cargo-fuzz unless `cargo fuzz --version` already works.
+fn ensure_cargo_fuzz() -> Result<(), String> {
+    eprintln!("$ cargo fuzz --version");
+    let present = cargo()
+        .args(["fuzz", "--version"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if present {
+        return Ok(());
+    }
+    eprintln!("cargo fuzz is missing; installing it");
+    run(cargo().args(["install", "cargo-fuzz", "--locked"]))
+}
+
+/// Writes a few valid inputs into an empty corpus so the fuzzer starts from
+/// the interesting shapes instead of discovering them byte by byte. Each
+/// decoder input starts with the four configuration bytes the targets read
+/// (maximum length, then three read sizes).
+fn seed_corpus(root: &Path, target: &str) -> Result<(), String> {
+    let dir = root.join("fuzz").join("corpus").join(target);
+    let empty = fs::read_dir(&dir).map_or(true, |mut d| d.next().is_none());
+    if !empty {
+        return Ok(());
+    }
+    let seeds: &[&[u8]] = match target {
+        "line" => &[
+            b"\x10\x01\x02\x03{\"a\":1}\r\n\n  \n{\"b\":2}\n{\"c\"",
+            b"\xff\x05\x05\x05{}\n",
+        ],
+        "content_length" => &[
+            b"\x20\x01\x02\x03Content-Length: 2\r\n\r\n{}content-type: x\r\ncontent-length:3\r\n\r\n[1]",
+            b"\x04\x03\x07\x01Content-Length: 9\r\n\r\n123456789\r\nContent-Length: 1\n\n1",
+        ],
+        "sse" => &[
+            b"\x40\x01\x02\x03\xEF\xBB\xBF: hi\nid: 1\nretry: 10\nevent: e\ndata: a\ndata\n\n",
+            b"\xff\x03\x01\x02data: x\r\rdata: y\r\n\r\nid\0x\ndata:\n\n",
+        ],
+        "envelope" => &[
+            br#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"x"}}"#,
+            br#"[{"jsonrpc":"2.0","id":"a","result":{}},{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":[1]}}]"#,
+        ],
+        _ => &[],
+    };
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    for (i, seed) in seeds.iter().enumerate() {
+        let path = dir.join(format!("seed-{i}"));
+        fs::write(&path, seed).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    }
+    eprintln!("seeded {} with {} inputs", dir.display(), seeds.len());
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bad_arguments_are_refused_before_anything_runs() {
+        let root = Path::new("/nonexistent");
+        let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        for bad in [
+            &[][..],
+            &["nope"][..],
+            &["line", "--seconds"][..],
+            &["line", "--seconds", "0"][..],
+            &["line", "--seconds", "x"][..],
+            &["line", "sse"][..],
+        ] {
+            let err = fuzz(root, &args(bad)).unwrap_err();
+            assert!(err.starts_with("usage:"), "{bad:?}: {err}");
+        }
+    }
+}
