@@ -362,3 +362,45 @@ async fn a_notification_answered_with_an_endless_stream_does_not_hold_later_fram
     assert!(ids.contains(&serde_json::json!(2)), "{ids:?}");
     assert!(ids.contains(&serde_json::json!("odd")), "{ids:?}");
 }
+
+#[tokio::test]
+async fn a_session_that_expired_while_resuming_gives_the_request_back_as_expired() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("initialize")) => {
+                Reply::json(&init_result(0)).header("mcp-session-id", "s")
+            }
+            ("POST", _) => Reply::sse().event(Some("a1"), PROGRESS).abort(),
+            _ => Reply::new(404),
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().listen(false)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    t.set_protocol_version("2025-03-26").unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut expired = false;
+    while !expired {
+        match next(&mut t).await {
+            TransportEvent::Frame(_) => {}
+            TransportEvent::Undelivered {
+                frame: f,
+                error: TransportError::SessionExpired,
+            } => {
+                assert_eq!(f, CALL);
+                expired = true;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(t.session_id(), None);
+    let seen = server.seen();
+    let get = seen.iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(get.header("last-event-id"), Some("a1"));
+    assert_eq!(get.header("mcp-session-id"), Some("s"));
+    // The protocol version set by the client replaced the captured one.
+    assert_eq!(get.header("mcp-protocol-version"), Some("2025-03-26"));
+}
