@@ -236,3 +236,36 @@ async fn a_lost_legacy_stream_reconnects_and_reports_the_new_session() {
     let post = seen.iter().find(|r| r.method == "POST").unwrap();
     assert_eq!(post.path, "/messages?sid=2");
 }
+
+#[tokio::test]
+async fn a_legacy_stream_that_cannot_come_back_closes_the_transport() {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = Server::start({
+        let gets = gets.clone();
+        move |_| {
+            let first = gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    Reply::sse().body("event: endpoint\ndata: /m\n\n")
+                } else {
+                    Reply::new(503)
+                }
+            }
+        }
+    })
+    .await;
+    let mut t = HttpTransport::legacy_sse(&client(), &server.url("/sse")).unwrap();
+    match next(&mut t).await {
+        TransportEvent::Closed(CloseReason::Error(e)) => {
+            assert!(format!("{e:?}").contains("RetriesExhausted"), "{e:?}");
+        }
+        other => panic!("expected Closed(Error), got {other:?}"),
+    }
+    assert!(
+        mcpwire_transport::TransportExt::next_event(&mut t)
+            .await
+            .is_none()
+    );
+    // One stream, then five reconnect attempts (the quick policy's budget).
+    assert_eq!(server.seen().len(), 6);
+}
