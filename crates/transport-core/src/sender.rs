@@ -18,6 +18,8 @@ pub struct FrameSender {
     tx: mpsc::Sender<Bytes>,
     max_frame_len: usize,
     reject_newlines: bool,
+    /// False for transports that cannot send at all (receive-only streams).
+    can_send: bool,
     /// Set by byte-stream transports: lets a sender write a frame itself when
     /// nothing is queued, saving the writer task's wake-up.
     direct: Option<Arc<SharedWrite>>,
@@ -34,6 +36,7 @@ impl FrameSender {
                 tx,
                 max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
                 reject_newlines: false,
+                can_send: true,
                 direct: None,
             },
             rx,
@@ -53,6 +56,14 @@ impl FrameSender {
     #[must_use]
     pub fn reject_newlines(mut self, reject: bool) -> Self {
         self.reject_newlines = reject;
+        self
+    }
+
+    /// Every frame is refused with [`SendError::NotSupported`], at once: for
+    /// transports that only receive (a receive-only SSE stream).
+    #[must_use]
+    pub fn receive_only(mut self) -> Self {
+        self.can_send = false;
         self
     }
 
@@ -76,6 +87,9 @@ impl FrameSender {
     }
 
     fn check(&self, frame: Bytes) -> Result<Bytes, SendError> {
+        if !self.can_send {
+            return Err(SendError::NotSupported(frame));
+        }
         if frame.len() > self.max_frame_len {
             return Err(SendError::TooLarge(frame, self.max_frame_len));
         }
@@ -166,5 +180,18 @@ mod tests {
         let err = tx.send(Bytes::from_static(b"1")).await.unwrap_err();
         assert_eq!(err.into_frame(), "1");
         assert!(tx.is_closed());
+    }
+
+    #[tokio::test]
+    async fn receive_only_refuses_at_send_time() {
+        let (tx, _rx) = FrameSender::channel(4);
+        let tx = tx.receive_only();
+        assert!(
+            matches!(tx.try_send(Bytes::from_static(b"{}")), Err(SendError::NotSupported(f)) if f == "{}")
+        );
+        assert!(matches!(
+            tx.send(Bytes::from_static(b"[]")).await,
+            Err(SendError::NotSupported(_))
+        ));
     }
 }

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcpwire_http::{HttpMode, HttpTransport};
-use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent};
+use mcpwire_transport::{CloseReason, SendError, Transport, TransportError, TransportEvent};
 use support::*;
 use tokio::sync::mpsc;
 
@@ -173,16 +173,9 @@ async fn receive_only_sse_delivers_events_and_refuses_to_send() {
     let mut t = HttpTransport::receive_only_sse(&client(), &server.url("/events")).unwrap();
     assert_eq!(next_frame(&mut t).await["method"], "a");
     assert_eq!(next_frame(&mut t).await["method"], "b");
-    t.sender().send(frame(LIST)).await.unwrap();
-    match next(&mut t).await {
-        TransportEvent::Undelivered { frame: f, error } => {
-            assert_eq!(f, LIST);
-            assert!(
-                error.to_string().contains("not supported")
-                    || format!("{error:?}").contains("SendNotSupported")
-            );
-        }
-        other => panic!("expected undelivered, got {other:?}"),
+    match t.sender().send(frame(LIST)).await {
+        Err(SendError::NotSupported(f)) => assert_eq!(f, LIST),
+        other => panic!("expected NotSupported at send time, got {other:?}"),
     }
     assert_eq!(t.mode(), Some(HttpMode::ReceiveOnlySse));
 }
