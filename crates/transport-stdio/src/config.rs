@@ -167,12 +167,10 @@ impl StdioConfig {
     /// How long [`spawn`](crate::StdioTransport::spawn) watches the new
     /// process before returning, so one that exits at once (a bad argument, a
     /// missing dependency) is a [`SpawnError::ExitedAtStart`](crate::SpawnError)
-    /// with its stderr, not a later close. Default: zero, no check: `spawn`
-    /// returns at once, and a process that exits is reported as
-    /// `Closed(Exited)` with the same details (status and stderr tail), so a
-    /// client's handshake fails with them. A grace adds its full length to
-    /// every successful spawn (a healthy server says nothing until asked),
-    /// which is why it is opt-in.
+    /// with its stderr, not a later close. Default: zero (no wait), because
+    /// every spawn would pay the grace in full: a process that exits at once
+    /// is then reported as `Closed(Exited)`, which carries the same details
+    /// (the resolved command, its status and its stderr tail).
     pub fn startup_grace(mut self, grace: Duration) -> Self {
         self.startup_grace = grace;
         self

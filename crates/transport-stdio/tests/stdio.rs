@@ -204,6 +204,28 @@ async fn a_crash_is_reported_when_it_happens_even_if_a_grandchild_keeps_stdout_o
 }
 
 #[tokio::test]
+async fn by_default_exit_at_start_is_a_close_naming_the_resolved_command() {
+    // No startup grace by default: spawn returns at once, and the early exit
+    // arrives as the close reason, with the same details a spawn error has.
+    let mut t = spawn(sh("echo 'error: unknown flag --foo' >&2; exit 2")).await;
+    match closed(&mut t).await {
+        CloseReason::Exited(e) => {
+            assert_eq!(e.code, Some(2));
+            assert!(
+                e.command.as_deref().is_some_and(|c| c.ends_with("/sh")),
+                "{e:?}"
+            );
+            let msg = CloseReason::Exited(e).to_string();
+            assert!(
+                msg.contains("/sh` exited with status 2") && msg.contains("unknown flag"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected Exited, got {other}"),
+    }
+}
+
+#[tokio::test]
 async fn exit_at_start_is_a_spawn_error_with_the_resolved_command_and_stderr() {
     let config =
         sh("echo 'error: unknown flag --foo' >&2; exit 2").startup_grace(Duration::from_secs(10));
@@ -438,4 +460,26 @@ while True:
     }
     t.close().await;
     assert_eq!(t.exit().and_then(|e| e.code), Some(0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stderr_flood_in_capture_mode_lets_frames_through_and_dies_with_the_group() {
+    let config = sh("yes 'spam spam spam' >&2 & sleep 0.2; echo '{\"frame\":1}'; exec cat")
+        .stderr(StderrMode::Capture)
+        .sigterm_timeout(Duration::from_secs(5));
+    let mut t = spawn(config).await;
+    let pid = t.pid();
+    t.set_active(Active::Once);
+    let mut stderr_lines = 0u64;
+    let frame = loop {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => break f,
+            TransportEvent::Stderr(_) => stderr_lines += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(frame, "{\"frame\":1}");
+    assert!(stderr_lines > 0, "the flood was captured too");
+    tokio::time::timeout(LONG, t.close()).await.unwrap();
+    assert_eq!(live_group_members(pid), vec![], "`yes` went with the group");
 }
