@@ -119,10 +119,11 @@ impl Client {
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
         let tools = &self.inner.hub.tools;
-        let advertises_tools = self
-            .server_capabilities()
-            .is_some_and(|c| c.tools.is_some());
-        if tools.is_empty() && advertises_tools {
+        if tools.needs_listing()
+            && self
+                .initialize_result()
+                .is_some_and(|r| r.capabilities.tools.is_some())
+        {
             self.list_all_tools().await?;
         }
         let replay = tools.replay_safe(&params.name);
@@ -274,6 +275,15 @@ impl Client {
         )
         .await
         .map(drop)
+    }
+
+    /// Tells the server the roots changed (`notifications/roots/list_changed`);
+    /// it will ask again with `roots/list`. Enable
+    /// [`ClientConfig::roots_list_changed`](crate::ClientConfig::roots_list_changed)
+    /// to advertise it.
+    pub async fn roots_list_changed(&self) -> Result<(), Error> {
+        self.notify::<()>("notifications/roots/list_changed", None)
+            .await
     }
 
     /// The server's log messages (`notifications/message`), also sent to

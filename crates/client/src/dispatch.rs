@@ -74,13 +74,16 @@ impl Dispatcher {
         let this = self.clone();
         let eng = engine.clone();
         let id = req.id.clone();
+        // Counts this request as queued until it gets a slot, even if it is
+        // aborted while waiting.
+        let waiting = permit.is_none().then(|| Queued(self.clone()));
         let task = tokio::spawn(async move {
             let _ = gate_rx.await;
             let _permit = match permit {
                 Some(p) => p,
                 None => {
                     let p = this.slots.clone().acquire_owned().await;
-                    this.queued.fetch_sub(1, Ordering::AcqRel);
+                    drop(waiting);
                     match p {
                         Ok(p) => p,
                         Err(_) => return,
@@ -129,6 +132,15 @@ impl Dispatcher {
                 serialize(h.elicit(params, cx).await)
             }
         }
+    }
+}
+
+/// One server request waiting for a handler slot.
+struct Queued(Arc<Dispatcher>);
+
+impl Drop for Queued {
+    fn drop(&mut self) {
+        self.0.queued.fetch_sub(1, Ordering::AcqRel);
     }
 }
 

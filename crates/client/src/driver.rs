@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use bytes::Bytes;
-use mcpwire_codec::jsonrpc::{Id, Message, Response};
+use mcpwire_codec::jsonrpc::{EnvelopeError, Frame, Id, Message, Response};
 use mcpwire_transport::TransportExt;
 use mcpwire_transport::{Active, CloseReason, Transport, TransportError, TransportEvent};
 
@@ -78,14 +78,28 @@ pub(crate) async fn run<T: Transport>(
 }
 
 fn on_frame(frame: Bytes, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
-    let msg = match Message::parse(frame) {
-        Ok(m) => m,
-        Err(e) => {
-            engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(error = %e, "ignoring a malformed frame from the server");
-            return;
+    // A JSON array is a batch (allowed by 2025-03-26): each element is
+    // handled as if it had come alone.
+    match Message::parse_frame(frame) {
+        Ok(Frame::Single(msg)) => on_message(msg, engine, hub, dispatcher),
+        Ok(Frame::Batch(items)) => {
+            for item in items {
+                match item {
+                    Ok(msg) => on_message(msg, engine, hub, dispatcher),
+                    Err(e) => malformed(engine, &e),
+                }
+            }
         }
-    };
+        Err(e) => malformed(engine, &e),
+    }
+}
+
+fn malformed(engine: &Engine, e: &EnvelopeError) {
+    engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
+    tracing::warn!(error = %e, "ignoring a malformed message from the server");
+}
+
+fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
     match msg {
         Message::Response(Response { id, outcome }) => match id {
             Some(Id::Number(n)) => {

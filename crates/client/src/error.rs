@@ -89,6 +89,16 @@ impl Error {
         )
     }
 
+    /// The transport could not be opened (a server that failed to spawn);
+    /// `source` is the transport's own error.
+    pub fn spawn(source: impl std::error::Error + Send + Sync + 'static) -> Self {
+        Self::new(
+            ErrorKind::Transport,
+            Detail::Message("could not open the transport".into()),
+            Some(Box::new(source)),
+        )
+    }
+
     pub(crate) fn send(e: mcpwire_transport::SendError) -> Self {
         Self::new(
             ErrorKind::Transport,

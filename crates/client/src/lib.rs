@@ -25,6 +25,22 @@
 //! over the request engine, so other lifecycles can be added without
 //! touching it.
 //!
+//! # Cancellation safety
+//!
+//! Every request future may be dropped at any point. Dropping it frees its
+//! pending entry and, if the request was already queued for sending, queues
+//! `notifications/cancelled` for the server (without waiting). The server may
+//! still have acted on the request; its late answer is ignored. Timeouts and
+//! [`RequestOptions::cancel_token`] take the same path. `initialize` is never
+//! cancelled, as the specification requires.
+//!
+//! # Failures never hang
+//!
+//! When the connection ends, every request in flight fails with an
+//! [`ErrorKind::Closed`] error carrying the close reason and, for a process,
+//! the tail of its stderr. While the client is not ready (connecting, backing
+//! off before a reconnect), calls fail at once with a retryable `Closed` error.
+//!
 //! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
 //! server-side framework.
 

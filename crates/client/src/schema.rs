@@ -24,6 +24,8 @@ struct CacheInner {
     /// Bumped on every invalidation, so a listing that raced with a
     /// `list_changed` is not stored as current.
     generation: u64,
+    /// True once a full listing was stored for this generation.
+    listed: bool,
     tools: HashMap<String, Tool>,
     compiled: HashMap<String, Compiled>,
 }
@@ -33,6 +35,7 @@ impl ToolCache {
     pub(crate) fn invalidate(&self) {
         let mut inner = self.inner.lock().expect("tool cache lock");
         inner.generation += 1;
+        inner.listed = false;
         inner.tools.clear();
         inner.compiled.clear();
     }
@@ -47,13 +50,15 @@ impl ToolCache {
         if inner.generation != generation {
             return;
         }
+        inner.listed = true;
         for t in tools {
             inner.tools.insert(t.name.clone(), t.clone());
         }
     }
 
-    pub(crate) fn is_empty(&self) -> bool {
-        self.inner.lock().expect("tool cache lock").tools.is_empty()
+    /// True until a full listing is stored (and again after invalidation).
+    pub(crate) fn needs_listing(&self) -> bool {
+        !self.inner.lock().expect("tool cache lock").listed
     }
 
     /// True if the tool is known and annotated read-only or idempotent.
@@ -160,7 +165,7 @@ mod tests {
         let g = cache.generation();
         cache.invalidate();
         cache.store(g, &[tool(json!({"type": "array"}))]);
-        assert!(cache.is_empty(), "a stale listing is not stored");
+        assert!(cache.needs_listing(), "a stale listing is not stored");
         cache.store(
             cache.generation(),
             &[tool(json!({"prefixItems": [{"type": "string"}]}))],

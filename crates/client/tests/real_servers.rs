@@ -7,18 +7,17 @@
 //! `MCPWIRE_REQUIRE_SERVERS=1` and otherwise says why and skips.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcpwire_client::types::{
     CallToolParams, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, LoggingLevel,
+    ElicitResult, LogMessage, LoggingLevel,
 };
 use mcpwire_client::{Client, ClientConfig, ListKind, RequestContext, RequestOptions};
-use mcpwire_transport::{IoConfig, IoTransport};
-use serde_json::{Value, json};
+use mcpwire_stdio::{StderrMode, StdioConfig, StdioTransport};
+use serde_json::json;
 
 const LONG: Duration = Duration::from_secs(60);
 
@@ -47,29 +46,33 @@ fn installed(relative: &str) -> Option<PathBuf> {
     None
 }
 
-async fn spawn(
-    program: &Path,
-    args: &[&str],
-    config: ClientConfig,
-) -> (Client, tokio::process::Child) {
-    let mut child = tokio::process::Command::new(program)
+async fn spawn(program: &Path, args: &[&str], config: ClientConfig) -> Client {
+    let stdio = StdioConfig::new(program)
         .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .kill_on_drop(true)
-        .spawn()
+        .stderr(StderrMode::Discard);
+    let transport = StdioTransport::spawn(stdio)
+        .await
         .expect("the server starts");
-    let transport = IoTransport::new(
-        child.stdout.take().unwrap(),
-        child.stdin.take().unwrap(),
-        IoConfig::new(),
-    );
-    let client = tokio::time::timeout(LONG, Client::connect(transport, config))
+    tokio::time::timeout(LONG, Client::connect(transport, config))
         .await
         .expect("handshake in time")
-        .expect("connected");
-    (client, child)
+        .expect("connected")
+}
+
+/// Reads log messages until one contains `needle` (servers may log other
+/// things first).
+async fn wait_for_log(logs: &mut tokio::sync::broadcast::Receiver<LogMessage>, needle: &str) {
+    let found = tokio::time::timeout(LONG, async {
+        loop {
+            match logs.recv().await {
+                Ok(m) if m.data.to_string().contains(needle) => return,
+                Ok(_) | Err(tokio::sync::broadcast::error::RecvError::Lagged(_)) => {}
+                Err(e) => panic!("log stream ended: {e}"),
+            }
+        }
+    })
+    .await;
+    assert!(found.is_ok(), "no log message containing {needle:?}");
 }
 
 /// Lists tools until `name` appears: server-everything registers the tools
@@ -91,7 +94,7 @@ async fn server_everything_tools_resources_prompts() {
     let Some(bin) = installed("npm/node_modules/.bin/mcp-server-everything") else {
         return;
     };
-    let (client, _child) = spawn(&bin, &["stdio"], ClientConfig::new()).await;
+    let client = spawn(&bin, &["stdio"], ClientConfig::new()).await;
     let info = client.server_info().unwrap();
     assert!(!info.name.is_empty());
     assert!(mcpwire_client::is_supported(
@@ -156,7 +159,7 @@ async fn server_everything_progress_logging_and_subscriptions() {
     let Some(bin) = installed("npm/node_modules/.bin/mcp-server-everything") else {
         return;
     };
-    let (client, _child) = spawn(&bin, &["stdio"], ClientConfig::new()).await;
+    let client = spawn(&bin, &["stdio"], ClientConfig::new()).await;
     let mut logs = client.log_messages();
 
     let seen = Arc::new(AtomicUsize::new(0));
@@ -180,11 +183,7 @@ async fn server_everything_progress_logging_and_subscriptions() {
     let uri = resources[0].uri.clone();
     let mut sub = client.subscribe_resource(&uri).await.unwrap();
     // The server logs each subscription.
-    let log = tokio::time::timeout(LONG, logs.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert!(log.data.to_string().contains("Subscribe"), "{log:?}");
+    wait_for_log(&mut logs, "Subscribe").await;
     // Simulated updates come every 5 s once toggled on.
     client
         .call_tool("toggle-subscriber-updates", json!({}))
@@ -216,7 +215,7 @@ async fn server_everything_sampling_and_elicitation() {
             content.insert("name".into(), json!("Ada Lovelace"));
             Ok(ElicitResult::new(ElicitAction::Accept, Some(content)))
         });
-    let (client, _child) = spawn(&bin, &["stdio"], config).await;
+    let client = spawn(&bin, &["stdio"], config).await;
 
     wait_for_tool(&client, "trigger-sampling-request").await;
     let r = client
@@ -242,7 +241,7 @@ async fn python_sdk_server() {
         return;
     };
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcpserver_script.py");
-    let (client, _child) = spawn(&python, &[script.to_str().unwrap()], ClientConfig::new()).await;
+    let client = spawn(&python, &[script.to_str().unwrap()], ClientConfig::new()).await;
     assert_eq!(client.server_info().unwrap().name, "mcpwire-python-fixture");
 
     let tools = client.list_all_tools().await.unwrap();
@@ -274,11 +273,7 @@ async fn python_sdk_server() {
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["result"], "done 3");
     assert!(seen.load(Ordering::SeqCst) >= 1, "progress arrived");
-    let log = tokio::time::timeout(LONG, logs.recv())
-        .await
-        .unwrap()
-        .unwrap();
-    assert_eq!(log.data, Value::from("slow finished 3 steps"));
+    wait_for_log(&mut logs, "slow finished 3 steps").await;
 
     let read = client.read_resource("fixture://greeting").await.unwrap();
     assert_eq!(read.contents[0].text.as_deref(), Some("hello from python"));

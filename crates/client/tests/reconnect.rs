@@ -111,7 +111,7 @@ async fn the_reconnect_budget_is_finite() {
 #[tokio::test]
 async fn keepalive_failures_close_the_connection() {
     let keepalive = Keepalive::new(Duration::from_millis(50))
-        .timeout(Duration::from_millis(100))
+        .timeout(Duration::from_secs(1))
         .max_failures(2);
     let (f, mut peers) = factory();
     let connect = tokio::spawn(Client::connect_with(

@@ -116,7 +116,7 @@ async fn progress_resets_the_timeout_and_reaches_the_callback() {
     let c = client.clone();
     let call = tokio::spawn(async move {
         let opts = RequestOptions::new()
-            .timeout(Duration::from_millis(600))
+            .timeout(Duration::from_millis(1500))
             .reset_on_progress(true)
             .on_progress(move |p| {
                 assert!(p.progress >= 1.0);
@@ -131,13 +131,14 @@ async fn progress_resets_the_timeout_and_reaches_the_callback() {
     let token = params["_meta"]["progressToken"].clone();
     let Id::Number(n) = req.id else { panic!() };
     assert_eq!(token, n, "the token is the request id");
-    // 6 x 250 ms = 1.5 s, well past the 600 ms timeout, kept alive by progress.
-    for i in 1..=6 {
+    // 12 x 250 ms = 3 s, well past the 1.5 s timeout, kept alive by progress
+    // (a gap of six intervals would be needed to fail on a loaded machine).
+    for i in 1..=12 {
         tokio::time::sleep(Duration::from_millis(250)).await;
         server
             .notify(
                 "notifications/progress",
-                json!({"progressToken": token, "progress": i, "total": 6}),
+                json!({"progressToken": token, "progress": i, "total": 12}),
             )
             .await;
     }
@@ -222,6 +223,41 @@ async fn malformed_frames_and_unknown_ids_do_not_disturb_the_connection() {
     }
     server.respond(&req.id, json!({})).await;
     within(call).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn responses_in_a_batch_each_reach_their_caller() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let (a, b) = (client.clone(), client.clone());
+    let first = tokio::spawn(async move { a.ping().await });
+    let r1 = server.expect_request("ping").await;
+    let second = tokio::spawn(async move { b.ping().await });
+    let r2 = server.expect_request("ping").await;
+    server
+        .send_raw(format!(
+            r#"[{{"jsonrpc":"2.0","id":{},"result":{{}}}},7,{{"jsonrpc":"2.0","id":{},"result":{{}}}}]"#,
+            r2.id, r1.id
+        ))
+        .await;
+    within(first).await.unwrap().unwrap();
+    within(second).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn dropping_the_last_handle_closes_the_connection() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let other = client.clone();
+    drop(client);
+    // One handle is still alive: the connection stays up.
+    let ping = tokio::spawn(async move {
+        other.ping().await.unwrap();
+        other
+    });
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    let other = within(ping).await.unwrap();
+    drop(other);
+    server.expect_closed().await;
 }
 
 #[tokio::test]

@@ -31,6 +31,11 @@ pub(crate) fn tools() -> Value {
             "inputSchema": {"type": "object", "properties": {"steps": {"type": "integer"}, "delay_ms": {"type": "integer"}}}
         },
         {
+            "name": "crash",
+            "description": "Exits the server process at once with status 3 (for reconnect tests).",
+            "inputSchema": {"type": "object", "properties": {}}
+        },
+        {
             "name": "ask_llm",
             "description": "Asks the client's model (sampling) to answer a prompt.",
             "inputSchema": {"type": "object", "properties": {"prompt": {"type": "string"}}, "required": ["prompt"]}
@@ -87,6 +92,10 @@ pub(crate) async fn call_tool(server: &Arc<Server>, params: &Value) -> Outcome {
                 }
             }
             Ok(json!({"content": [text(format!("done after {steps} steps"))]}))
+        }
+        "crash" => {
+            eprintln!("demo server: crashing on request");
+            std::process::exit(3);
         }
         "ask_llm" => {
             if !server.client_offers("sampling") {

@@ -42,7 +42,10 @@ async fn tools_resources_prompts_and_completion() {
 
     let tools = client.list_all_tools().await.unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
-    assert_eq!(names, ["echo", "add", "slow", "ask_llm", "ask_user"]);
+    assert_eq!(
+        names,
+        ["echo", "add", "slow", "crash", "ask_llm", "ask_user"]
+    );
 
     let r = client
         .call_tool("echo", json!({"message": "hi"}))
@@ -170,4 +173,48 @@ async fn many_calls_in_flight_all_complete() {
             .unwrap();
         assert_eq!(r.text(), i.to_string());
     }
+}
+
+#[tokio::test]
+async fn a_crashed_server_is_restarted_when_reconnect_is_on() {
+    use mcpwire::stdio::{StderrMode, StdioConfig};
+    use mcpwire_client::{ConnectionState, Reconnect};
+
+    let stdio =
+        StdioConfig::new(env!("CARGO_BIN_EXE_mcpwire-demo-server")).stderr(StderrMode::Discard);
+    let config = ClientConfig::new().reconnect(
+        Reconnect::new()
+            .initial_delay(Duration::from_millis(50))
+            .max_attempts(3),
+    );
+    let client = tokio::time::timeout(LONG, mcpwire::connect_stdio(stdio, config))
+        .await
+        .unwrap()
+        .unwrap();
+    let mut states = client.watch_state();
+    let err = client.call_tool("crash", json!({})).await.unwrap_err();
+    assert!(err.is_closed(), "{err:?}");
+    assert!(
+        err.stderr_tail()
+            .iter()
+            .any(|l| l.contains("crashing on request")),
+        "{err:?}"
+    );
+    tokio::time::timeout(
+        LONG,
+        states.wait_for(|s| matches!(s, ConnectionState::Backoff { .. })),
+    )
+    .await
+    .unwrap()
+    .unwrap();
+    tokio::time::timeout(LONG, states.wait_for(ConnectionState::is_ready))
+        .await
+        .unwrap()
+        .unwrap();
+    let r = client
+        .call_tool("echo", json!({"message": "back"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "back");
+    client.close().await;
 }

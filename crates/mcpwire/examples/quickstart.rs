@@ -9,26 +9,19 @@
 //! there and the example runs under cargo, it is built first.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 
-use mcpwire::client::{Client, ClientConfig};
-use mcpwire::transport::{IoConfig, IoTransport};
+use mcpwire::client::ClientConfig;
+use mcpwire::connect_stdio;
+use mcpwire::stdio::{StderrMode, StdioConfig};
 use serde_json::json;
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
     let server = demo_server()?;
     println!("spawning {}", server.display());
-    let mut child = tokio::process::Command::new(&server)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()?;
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let stdin = child.stdin.take().ok_or("no stdin")?;
-    let transport = IoTransport::new(stdout, stdin, IoConfig::new());
-
-    let client = Client::connect(transport, ClientConfig::new()).await?;
+    // No shell, a minimal environment; the server's stderr goes to ours.
+    let stdio = StdioConfig::new(&server).stderr(StderrMode::Inherit);
+    let client = connect_stdio(stdio, ClientConfig::new()).await?;
     let info = client.server_info().ok_or("no server info")?;
     println!(
         "connected to {} {} (protocol {})",
@@ -56,9 +49,9 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
         add.structured_content.unwrap_or_default()
     );
 
+    // Closes stdin, waits for the server to exit (then SIGTERM, SIGKILL).
     client.close().await;
-    let status = child.wait().await?;
-    println!("server exited: {status}");
+    println!("closed");
     Ok(())
 }
 

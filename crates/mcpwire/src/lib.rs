@@ -10,3 +10,8 @@ pub use mcpwire_http as http;
 #[cfg(feature = "stdio")]
 pub use mcpwire_stdio as stdio;
 pub use mcpwire_transport as transport;
+
+#[cfg(feature = "stdio")]
+mod stdio_client;
+#[cfg(feature = "stdio")]
+pub use stdio_client::{connect_stdio, stdio_factory};

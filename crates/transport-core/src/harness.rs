@@ -115,7 +115,10 @@ impl<T: Transport> GrantHarness<T> {
     /// Waits (granting nothing) for `Closed` and returns its reason.
     pub async fn closed_reason(&mut self) -> Result<CloseReason, HarnessError> {
         let deadline = tokio::time::Instant::now() + self.timeout;
-        while self.closed.is_none() {
+        loop {
+            if let Some(reason) = &self.closed {
+                return Ok(reason.clone());
+            }
             match tokio::time::timeout_at(deadline, self.transport.next_event()).await {
                 Err(_) => return Err(HarnessError::Timeout),
                 Ok(event) => {
@@ -125,7 +128,6 @@ impl<T: Transport> GrantHarness<T> {
                 }
             }
         }
-        Ok(self.closed.clone().expect("loop ends when closed is set"))
     }
 
     /// The `Closed` reason, once reported.

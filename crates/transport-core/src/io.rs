@@ -2,6 +2,7 @@
 
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll, Waker};
 use std::time::Instant;
 
@@ -12,7 +13,8 @@ use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 
-use crate::writer::{BoxedWrite, write_loop};
+use crate::direct::{BoxedWrite, SharedWrite};
+use crate::writer::write_loop;
 use crate::{
     Active, CloseReason, FrameSender, Framing, Grants, IoConfig, NonJsonPolicy, Transport,
     TransportError, TransportEvent, TransportInfo,
@@ -51,14 +53,24 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 /// `poll_event` (as it does anyway to learn about `Closed`) for frames to
 /// flow; nothing is read behind its back.
 ///
-/// # Writing: one writer task, batched
+/// # Writing: direct when alone, batched when in a burst
 ///
-/// Frames queued on the [`FrameSender`] are written by a task spawned at
-/// construction (so construction needs a tokio runtime). It takes every frame
-/// already queued as one batch, coalesces small frames into one buffer,
-/// passes large ones by reference in a vectored write, and flushes only when
-/// the queue is empty. A write error reports the frames that were not written
-/// as [`TransportEvent::Undelivered`] and closes the queue (later sends get
+/// A frame sent while nothing is queued and no other frame was sent in the
+/// last 10 µs (a sequential call) is written by the sender itself, in its own
+/// task: one non-blocking `writev`, no task hop. (On a multi-threaded runtime
+/// a hop through a writer task often crosses threads and costs more than the
+/// pipe round trip.) Frames sent in a burst go to the bounded queue, which a
+/// writer task spawned at construction drains (so construction needs a tokio
+/// runtime): it takes every frame already queued as one batch, coalesces
+/// small frames into one buffer, passes large ones by reference in a vectored
+/// write, and flushes only when the queue is empty. Whatever a direct write
+/// cannot finish (a full pipe) is handed to the writer task, which finishes
+/// it before anything sent after it, so frames never reorder. The write half
+/// sits behind a mutex held for one non-blocking poll at a time, never across
+/// an await.
+///
+/// A write error reports the frames that were not written as
+/// [`TransportEvent::Undelivered`] and closes the queue (later sends get
 /// `Closed`); the read side stays open until the peer ends it.
 ///
 /// # Closing
@@ -92,6 +104,7 @@ pub struct IoTransport {
     sender: FrameSender,
     writer_events: mpsc::UnboundedReceiver<TransportEvent>,
     writer: Option<JoinHandle<()>>,
+    shared: Arc<SharedWrite>,
     writer_shutdown: Option<oneshot::Sender<()>>,
     flush_timeout: std::time::Duration,
     close: LocalClose,
@@ -165,15 +178,17 @@ impl IoTransport {
         R: AsyncRead + Send + 'static,
         W: AsyncWrite + Send + 'static,
     {
+        let writer: BoxedWrite = Box::pin(writer);
+        let shared = Arc::new(SharedWrite::new(writer, config.framing));
         let (sender, rx) = FrameSender::channel(config.outbound_capacity);
         let sender = sender
             .max_frame_len(config.max_frame_len)
-            .reject_newlines(config.framing == Framing::Newline);
+            .reject_newlines(config.framing == Framing::Newline)
+            .direct(shared.clone());
         let (events_tx, writer_events) = mpsc::unbounded_channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
-        let writer: BoxedWrite = Box::pin(writer);
         let writer = tokio::spawn(write_loop(
-            writer,
+            shared.clone(),
             rx,
             shutdown_rx,
             config.framing,
@@ -197,6 +212,7 @@ impl IoTransport {
             sender,
             writer_events,
             writer: Some(writer),
+            shared,
             writer_shutdown: Some(shutdown_tx),
             flush_timeout: config.flush_timeout,
             close: LocalClose::NotStarted,
@@ -462,6 +478,7 @@ impl Transport for IoTransport {
                                 return Poll::Pending;
                             }
                             writer.abort();
+                            self.shared.release();
                         }
                         self.writer = None;
                     }
@@ -479,9 +496,11 @@ impl Transport for IoTransport {
 
 impl Drop for IoTransport {
     fn drop(&mut self) {
-        // Aborting drops the write half, which closes it (a child's stdin).
         if let Some(writer) = self.writer.take() {
             writer.abort();
         }
+        // Senders may outlive us and share the write half: drop it now, which
+        // closes it (a child's stdin).
+        self.shared.release();
     }
 }

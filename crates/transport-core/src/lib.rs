@@ -45,6 +45,7 @@
 //! ```
 
 mod active;
+mod direct;
 mod error;
 mod event;
 mod harness;

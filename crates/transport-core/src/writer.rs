@@ -2,14 +2,14 @@
 //! drains the frame queue in batches.
 
 use std::fmt::Write as _;
-use std::io::{self, IoSlice};
-use std::pin::Pin;
+use std::io;
+use std::sync::Arc;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use mcpwire_codec::encode_content_length;
-use tokio::io::{AsyncWrite, AsyncWriteExt};
 use tokio::sync::{mpsc, oneshot};
 
+use crate::direct::SharedWrite;
 use crate::{Framing, TransportError, TransportEvent};
 
 /// Frames up to this size are copied into one coalescing buffer; larger ones
@@ -20,19 +20,17 @@ const COPY_MAX: usize = 4 << 10;
 const BATCH_MAX_BYTES: usize = 256 << 10;
 /// A batch stops growing past this many frames.
 const BATCH_MAX_FRAMES: usize = 256;
-/// The most slices handed to one vectored write (below every `IOV_MAX`).
-const MAX_SLICES: usize = 64;
-
-/// The boxed write half every transport writer works on.
-pub(crate) type BoxedWrite = Pin<Box<dyn AsyncWrite + Send>>;
-
-/// Drains `rx` into `w` until told to shut down or the write side fails.
+/// Drains `rx` into the shared write half until told to shut down or the
+/// write side fails.
 ///
 /// Frames are taken in batches: the first frame is awaited, then whatever
 /// else is already queued is taken without waiting, framed, and written with
 /// as few system calls as the batch allows (small frames coalesced into one
 /// buffer, large ones passed by reference in a vectored write). The writer
-/// flushes only when the queue is empty, so a burst costs one flush.
+/// flushes only when the queue is empty, so a burst costs one flush. When the
+/// queue is empty and the writer idle, senders write directly instead (see
+/// [`SharedWrite`]); what they cannot finish comes here as a leftover, which
+/// is written before anything queued after it.
 ///
 /// On `shutdown` the queue is closed (new sends get `Closed`), what is left is
 /// written, and the write half is shut down, which closes a child's stdin.
@@ -40,7 +38,7 @@ pub(crate) type BoxedWrite = Pin<Box<dyn AsyncWrite + Send>>;
 /// the peer in part) and everything still queued come back to the owner as
 /// [`TransportEvent::Undelivered`]; they are never dropped silently.
 pub(crate) async fn write_loop(
-    mut w: BoxedWrite,
+    shared: Arc<SharedWrite>,
     mut rx: mpsc::Receiver<Bytes>,
     mut shutdown: oneshot::Receiver<()>,
     framing: Framing,
@@ -51,17 +49,38 @@ pub(crate) async fn write_loop(
     let mut scratch = BytesMut::with_capacity(COPY_MAX * 4);
     let mut closing = false;
     loop {
+        if let Some(leftover) = shared.take_leftover() {
+            let mut result = shared.write_chunks(&leftover.chunks).await;
+            if result.is_ok() && rx.is_empty() {
+                result = shared.flush().await;
+            }
+            shared.unqueue(1);
+            if let Err(e) = result {
+                batch.push(leftover.frame);
+                fail(e, &shared, &mut batch, &mut rx, &events);
+                return;
+            }
+            continue;
+        }
+        if shared.take_needs_flush() {
+            if let Err(e) = shared.flush().await {
+                fail(e, &shared, &mut batch, &mut rx, &events);
+                return;
+            }
+        }
         let first = if closing {
             rx.try_recv().ok()
         } else {
             tokio::select! {
                 biased;
-                frame = rx.recv() => frame,
                 _ = &mut shutdown => {
                     closing = true;
+                    shared.close();
                     rx.close();
                     continue;
                 }
+                _ = shared.notify.notified() => continue,
+                frame = rx.recv() => frame,
             }
         };
         let Some(first) = first else { break };
@@ -77,31 +96,36 @@ pub(crate) async fn write_loop(
             }
         }
         frame_batch(framing, &batch, &mut scratch, &mut chunks);
-        let mut result = write_chunks(&mut w, &chunks).await;
+        let mut result = shared.write_chunks(&chunks).await;
         chunks.clear();
         if result.is_ok() && rx.is_empty() {
-            result = w.flush().await;
+            result = shared.flush().await;
         }
+        shared.unqueue(batch.len());
         if let Err(e) = result {
-            fail(e, &mut batch, &mut rx, &events);
+            fail(e, &shared, &mut batch, &mut rx, &events);
             return;
         }
         batch.clear();
     }
     // Best effort: the owner is closing and does not wait for an answer.
-    let _ = w.flush().await;
-    let _ = w.shutdown().await;
+    shared.shutdown().await;
 }
 
 /// Reports a write failure: an error event, then every frame not known to
 /// have been written.
 fn fail(
     e: io::Error,
+    shared: &SharedWrite,
     batch: &mut Vec<Bytes>,
     rx: &mut mpsc::Receiver<Bytes>,
     events: &mpsc::UnboundedSender<TransportEvent>,
 ) {
+    shared.release();
     rx.close();
+    if let Some(leftover) = shared.take_leftover() {
+        batch.push(leftover.frame);
+    }
     let error = TransportError::from(e);
     // The event channel is unbounded, but what goes in is bounded: one batch
     // plus the queue capacity, once, after which this task ends.
@@ -152,42 +176,6 @@ fn push_scratch(scratch: &mut BytesMut, chunks: &mut Vec<Bytes>) {
     if !scratch.is_empty() {
         chunks.push(scratch.split().freeze());
     }
-}
-
-/// Writes every chunk, with vectored writes where the writer supports them.
-async fn write_chunks(w: &mut BoxedWrite, chunks: &[Bytes]) -> io::Result<()> {
-    let mut idx = 0;
-    let mut off = 0;
-    while idx < chunks.len() {
-        let n = if chunks.len() - idx == 1 || !w.is_write_vectored() {
-            w.write(&chunks[idx][off..]).await?
-        } else {
-            let mut slices = [IoSlice::new(&[]); MAX_SLICES];
-            let mut count = 0;
-            for (i, chunk) in chunks[idx..].iter().take(MAX_SLICES).enumerate() {
-                slices[i] = IoSlice::new(if i == 0 { &chunk[off..] } else { chunk });
-                count += 1;
-            }
-            w.write_vectored(&slices[..count]).await?
-        };
-        if n == 0 {
-            return Err(io::ErrorKind::WriteZero.into());
-        }
-        // Advance past what was written, possibly several chunks.
-        let mut n = n;
-        while n > 0 {
-            let left = chunks[idx].len() - off;
-            if n >= left {
-                n -= left;
-                idx += 1;
-                off = 0;
-            } else {
-                off += n;
-                n = 0;
-            }
-        }
-    }
-    Ok(())
 }
 
 #[cfg(test)]

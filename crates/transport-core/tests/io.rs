@@ -540,3 +540,113 @@ mod content_length {
         assert_eq!(next_frame(&mut t).await, "hello");
     }
 }
+
+/// Direct writes (a sender writing itself when nothing is queued), queued
+/// batches and leftovers of a full pipe must interleave without reordering
+/// any one sender's frames or corrupting any frame.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_senders_keep_their_order_through_a_tight_pipe() {
+    const SENDERS: usize = 4;
+    const PER_SENDER: usize = 400;
+    // A 1 KiB in-memory pipe: most frames do not fit in one write.
+    let (t, peer) = IoTransport::pair(IoConfig::new().read_buffer_size(1024).outbound_capacity(8));
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(peer).lines();
+        let mut next = [0usize; SENDERS];
+        let mut total = 0;
+        while total < SENDERS * PER_SENDER {
+            let line = lines.next_line().await.unwrap().expect("all frames arrive");
+            let v: Vec<&str> = line.splitn(3, ':').collect();
+            let (s, i): (usize, usize) = (v[0].parse().unwrap(), v[1].parse().unwrap());
+            assert_eq!(i, next[s], "sender {s} out of order");
+            assert!(v[2].bytes().all(|b| b == b'a' + s as u8), "frame corrupted");
+            next[s] += 1;
+            total += 1;
+            if total % 97 == 0 {
+                // A slow reader now and then, so the pipe fills.
+                tokio::time::sleep(Duration::from_millis(1)).await;
+            }
+        }
+    });
+    let mut tasks = Vec::new();
+    for s in 0..SENDERS {
+        let tx = t.sender();
+        tasks.push(tokio::spawn(async move {
+            for i in 0..PER_SENDER {
+                let pad = (i * 37 + s * 11) % 3000;
+                let body = format!(
+                    "{s}:{i}:{}",
+                    ((b'a' + s as u8) as char).to_string().repeat(pad)
+                );
+                tx.send(Bytes::from(body)).await.unwrap();
+                if i % 50 == 0 {
+                    // Gaps longer than a burst, so some frames take the direct path.
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            }
+        }));
+    }
+    for task in tasks {
+        tokio::time::timeout(LONG, task).await.unwrap().unwrap();
+    }
+    tokio::time::timeout(LONG, reader).await.unwrap().unwrap();
+    drop(t);
+}
+
+#[tokio::test]
+async fn dropping_the_transport_closes_the_write_half_even_if_senders_live() {
+    let (t, peer) = IoTransport::pair(IoConfig::new());
+    let tx = t.sender();
+    tx.send(Bytes::from_static(b"{}")).await.unwrap();
+    drop(t);
+    let mut lines = BufReader::new(peer).lines();
+    assert_eq!(lines.next_line().await.unwrap().as_deref(), Some("{}"));
+    let eof = tokio::time::timeout(LONG, lines.next_line())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(
+        eof, None,
+        "the peer sees the end although a sender is alive"
+    );
+    assert!(matches!(
+        tx.try_send(Bytes::from_static(b"{}")),
+        Err(SendError::Closed(_))
+    ));
+}
+
+/// A lone frame is written by the sender itself; when it does not fit in the
+/// pipe, the writer task must finish it before anything sent after it.
+#[tokio::test]
+async fn a_direct_write_that_does_not_fit_is_finished_in_order() {
+    let (t, peer) = IoTransport::pair(IoConfig::new().read_buffer_size(1024));
+    let tx = t.sender();
+    let frames: Vec<(String, String)> = (0..20)
+        .map(|i| {
+            (
+                format!("{i}:{}", "x".repeat(1000 + i * 300)),
+                format!("{i}:after"),
+            )
+        })
+        .collect();
+    let expected: Vec<String> = frames
+        .iter()
+        .flat_map(|(a, b)| [a.clone(), b.clone()])
+        .collect();
+    let reader = tokio::spawn(async move {
+        let mut lines = BufReader::new(peer).lines();
+        for want in expected {
+            tokio::time::sleep(Duration::from_millis(2)).await;
+            assert_eq!(lines.next_line().await.unwrap().unwrap(), want);
+        }
+    });
+    for (lone, after) in frames {
+        // Far apart: each is a lone frame, taking the direct path.
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        tx.send(Bytes::from(lone)).await.unwrap();
+        // Sent right behind it: must not overtake the rest of the first.
+        tx.send(Bytes::from(after)).await.unwrap();
+    }
+    tokio::time::timeout(LONG, reader).await.unwrap().unwrap();
+    drop(t);
+}

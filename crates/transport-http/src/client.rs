@@ -165,6 +165,19 @@ fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {
     if config.webpki_roots {
         roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
     }
+    if config.native_roots {
+        let found = rustls_native_certs::load_native_certs();
+        let (added, _ignored) = roots.add_parsable_certificates(found.certs);
+        if added == 0 {
+            let why = found
+                .errors
+                .first()
+                .map_or_else(|| "no certificates found".to_owned(), ToString::to_string);
+            return Err(Error::Tls(
+                format!("platform root store unusable: {why}").into(),
+            ));
+        }
+    }
     for der in &config.extra_roots {
         roots
             .add(rustls::pki_types::CertificateDer::from(der.clone()))

@@ -18,6 +18,7 @@ pub struct HttpConfig {
     pub(crate) close_timeout: Duration,
     pub(crate) retry: RetryPolicy,
     pub(crate) webpki_roots: bool,
+    pub(crate) native_roots: bool,
     pub(crate) extra_roots: Vec<Vec<u8>>,
     pub(crate) http2_prior_knowledge: bool,
     pub(crate) read_ahead: usize,
@@ -51,6 +52,7 @@ impl Default for HttpConfig {
             close_timeout: Duration::from_secs(3),
             retry: RetryPolicy::default(),
             webpki_roots: true,
+            native_roots: false,
             extra_roots: Vec::new(),
             http2_prior_knowledge: false,
             read_ahead: 4,
@@ -118,10 +120,19 @@ impl HttpConfig {
     }
 
     /// Whether the Mozilla root store (webpki-roots) is trusted. Default: true.
-    /// The platform's root store is not supported yet.
     #[must_use]
     pub fn webpki_roots(mut self, enabled: bool) -> Self {
         self.webpki_roots = enabled;
+        self
+    }
+
+    /// Whether the platform's root store is trusted too (on Linux the system
+    /// bundle, honouring `SSL_CERT_FILE` and `SSL_CERT_DIR`), read when the
+    /// client is built. Default: false. Certificates that fail to parse are
+    /// skipped; finding none at all is an error.
+    #[must_use]
+    pub fn native_roots(mut self, enabled: bool) -> Self {
+        self.native_roots = enabled;
         self
     }
 

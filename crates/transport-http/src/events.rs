@@ -53,4 +53,34 @@ impl Events {
         tracing::debug!(%error, "transport error");
         let _ = self.control.send(TransportEvent::Error(error)).await;
     }
+
+    /// Sorts an SSE reader's item: an event goes on; an oversized event (the
+    /// decoder dropped it and continues) is reported as a non-fatal error and
+    /// skipped; a broken body ends the stream.
+    pub(crate) async fn sse_item(
+        &self,
+        item: Result<mcpwire_codec::SseEvent, crate::Error>,
+    ) -> SseStep {
+        match item {
+            Ok(event) => SseStep::Event(event),
+            Err(crate::Error::Sse(e)) => {
+                self.error(TransportError::Frame(e)).await;
+                SseStep::Skip
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "SSE stream broke");
+                SseStep::End
+            }
+        }
+    }
+}
+
+/// What to do with one item read from an SSE body.
+pub(crate) enum SseStep {
+    /// Handle this event.
+    Event(mcpwire_codec::SseEvent),
+    /// Nothing to handle; read on.
+    Skip,
+    /// The body is broken: stop reading it.
+    End,
 }

@@ -12,6 +12,7 @@ use tokio::sync::{mpsc, watch};
 
 use crate::client::{media_type, read_body, status_error};
 use crate::driver::{Ctx, Driver, Outbound};
+use crate::events::SseStep;
 use crate::sse::{Cursor, SseReader, get, is_message};
 use crate::streamable::{ACCEPT_POST, JSON, post_with_retry};
 use crate::{Error, HttpMode};
@@ -220,12 +221,10 @@ impl<T> Drop for AbortOnDrop<T> {
 async fn read_legacy(ctx: Arc<Ctx>, mut stream: LegacyStream, legacy: bool) -> CloseReason {
     loop {
         while let Some(item) = stream.reader.next().await {
-            let event = match item {
-                Ok(event) => event,
-                Err(e) => {
-                    tracing::debug!(error = %e, "legacy SSE stream broke");
-                    break;
-                }
+            let event = match ctx.events.sse_item(item).await {
+                SseStep::Event(event) => event,
+                SseStep::Skip => continue,
+                SseStep::End => break,
             };
             stream.cursor.observe(&event);
             if legacy && event.event == "endpoint" {

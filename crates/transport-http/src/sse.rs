@@ -13,6 +13,7 @@ use mcpwire_transport::TransportError;
 use crate::Error;
 use crate::client::{media_type, retry_after, status_error};
 use crate::driver::Ctx;
+use crate::events::SseStep;
 use crate::retry::Backoff;
 use crate::streamable::{
     ACCEPT_SSE, LAST_EVENT_ID, MCP_SESSION_ID, capture_protocol_version, is_busy, session_headers,
@@ -44,6 +45,7 @@ impl SseReader {
             match self.decoder.decode(&mut self.buf) {
                 Ok(Some(event)) => return Some(Ok(event)),
                 Ok(None) => {}
+                // The decoder has dropped the oversized event and goes on.
                 Err(e) => return Some(Err(Error::Sse(e))),
             }
             if self.eof {
@@ -137,12 +139,10 @@ pub(crate) async fn answer_stream(
     let mut answered = false;
     loop {
         while let Some(item) = reader.next().await {
-            let event = match item {
-                Ok(event) => event,
-                Err(e) => {
-                    tracing::debug!(error = %e, "SSE answer stream broke");
-                    break;
-                }
+            let event = match ctx.events.sse_item(item).await {
+                SseStep::Event(event) => event,
+                SseStep::Skip => continue,
+                SseStep::End => break,
             };
             cursor.observe(&event);
             if !is_message(&event) {
@@ -270,7 +270,12 @@ pub(crate) async fn listen(
                 if status.is_success() {
                     let mut reader =
                         SseReader::new(resp.into_body(), ctx.client.config().max_frame_len);
-                    while let Some(Ok(event)) = reader.next().await {
+                    while let Some(item) = reader.next().await {
+                        let event = match ctx.events.sse_item(item).await {
+                            SseStep::Event(event) => event,
+                            SseStep::Skip => continue,
+                            SseStep::End => break,
+                        };
                         cursor.observe(&event);
                         if is_message(&event) && !ctx.events.frame(event.data).await {
                             return;

@@ -61,9 +61,30 @@ impl Driver {
                     drop(permit);
                 });
             }
-            Outbound::Notification { initialized } => {
-                let ok = exchange(self.ctx.clone(), req, frame, kind).await;
-                if initialized && ok {
+            Outbound::Notification { .. } | Outbound::Other => {
+                // Only the status is awaited here: it orders this frame
+                // before the next. A body (not expected, but a server may
+                // stream one) is read in its own task so it cannot hold the
+                // driver.
+                let had_session = req.headers().contains_key(MCP_SESSION_ID);
+                let initialized = matches!(kind, Outbound::Notification { initialized: true });
+                let resp = match post_with_retry(&self.ctx, req, &frame, &kind).await {
+                    Ok(resp) => resp,
+                    Err(e) => {
+                        self.ctx.events.undelivered(frame, e.into()).await;
+                        return;
+                    }
+                };
+                let status = resp.status();
+                if status == StatusCode::ACCEPTED || !status.is_success() {
+                    answer(&self.ctx, resp, frame, kind, had_session).await;
+                } else {
+                    let ctx = self.ctx.clone();
+                    self.tasks.spawn(async move {
+                        answer(&ctx, resp, frame, kind, had_session).await;
+                    });
+                }
+                if initialized && status.is_success() {
                     if let Some(answered) = self.start_listener() {
                         // The GET stream is answered before the next frame is
                         // posted, so whatever the server sends on it because
@@ -74,9 +95,6 @@ impl Driver {
                         let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
                     }
                 }
-            }
-            Outbound::Other => {
-                exchange(self.ctx.clone(), req, frame, kind).await;
             }
         }
     }

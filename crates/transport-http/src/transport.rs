@@ -87,9 +87,9 @@ impl HttpTransport {
         Self::spawn(client, url, Start::Legacy)
     }
 
-    /// A receive-only SSE stream: every event's data is a frame; frames queued
-    /// for sending come back as [`TransportEvent::Undelivered`] with an error
-    /// whose source is [`Error::SendNotSupported`].
+    /// A receive-only SSE stream: every event's data is a frame; its
+    /// [`FrameSender`] refuses every frame at once with
+    /// [`SendError::NotSupported`](mcpwire_transport::SendError::NotSupported).
     pub fn receive_only_sse(client: &HttpClient, url: &str) -> Result<Self, Error> {
         Self::spawn(client, url, Start::ReceiveOnly)
     }
@@ -99,7 +99,10 @@ impl HttpTransport {
         let uri = crate::driver::parse_url(url)?;
         let config = client.config();
         let (sender, rx) = FrameSender::channel(config.queue_capacity);
-        let sender = sender.max_frame_len(config.max_frame_len);
+        let mut sender = sender.max_frame_len(config.max_frame_len);
+        if start == Start::ReceiveOnly {
+            sender = sender.receive_only();
+        }
         let (events, queues) = Events::new(config.read_ahead);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();

@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use mcpwire_http::{HttpMode, HttpTransport};
-use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent};
+use mcpwire_transport::{CloseReason, SendError, Transport, TransportError, TransportEvent};
 use support::*;
 use tokio::sync::mpsc;
 
@@ -173,16 +173,9 @@ async fn receive_only_sse_delivers_events_and_refuses_to_send() {
     let mut t = HttpTransport::receive_only_sse(&client(), &server.url("/events")).unwrap();
     assert_eq!(next_frame(&mut t).await["method"], "a");
     assert_eq!(next_frame(&mut t).await["method"], "b");
-    t.sender().send(frame(LIST)).await.unwrap();
-    match next(&mut t).await {
-        TransportEvent::Undelivered { frame: f, error } => {
-            assert_eq!(f, LIST);
-            assert!(
-                error.to_string().contains("not supported")
-                    || format!("{error:?}").contains("SendNotSupported")
-            );
-        }
-        other => panic!("expected undelivered, got {other:?}"),
+    match t.sender().send(frame(LIST)).await {
+        Err(SendError::NotSupported(f)) => assert_eq!(f, LIST),
+        other => panic!("expected NotSupported at send time, got {other:?}"),
     }
     assert_eq!(t.mode(), Some(HttpMode::ReceiveOnlySse));
 }
@@ -235,4 +228,37 @@ async fn a_lost_legacy_stream_reconnects_and_reports_the_new_session() {
     let seen = wait_seen(&server, |s| s.iter().any(|r| r.method == "POST")).await;
     let post = seen.iter().find(|r| r.method == "POST").unwrap();
     assert_eq!(post.path, "/messages?sid=2");
+}
+
+#[tokio::test]
+async fn a_legacy_stream_that_cannot_come_back_closes_the_transport() {
+    let gets = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = Server::start({
+        let gets = gets.clone();
+        move |_| {
+            let first = gets.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0;
+            async move {
+                if first {
+                    Reply::sse().body("event: endpoint\ndata: /m\n\n")
+                } else {
+                    Reply::new(503)
+                }
+            }
+        }
+    })
+    .await;
+    let mut t = HttpTransport::legacy_sse(&client(), &server.url("/sse")).unwrap();
+    match next(&mut t).await {
+        TransportEvent::Closed(CloseReason::Error(e)) => {
+            assert!(format!("{e:?}").contains("RetriesExhausted"), "{e:?}");
+        }
+        other => panic!("expected Closed(Error), got {other:?}"),
+    }
+    assert!(
+        mcpwire_transport::TransportExt::next_event(&mut t)
+            .await
+            .is_none()
+    );
+    // One stream, then five reconnect attempts (the quick policy's budget).
+    assert_eq!(server.seen().len(), 6);
 }

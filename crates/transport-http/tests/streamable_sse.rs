@@ -250,7 +250,7 @@ async fn a_paused_consumer_gets_no_frames_and_then_all_of_them_in_order() {
 
 #[tokio::test]
 async fn a_paused_consumer_pushes_the_server_back_through_tcp() {
-    const EVENTS: usize = 200;
+    const EVENTS: usize = 300;
     let payload = "x".repeat(64 << 10);
     let server = Server::start(move |_| {
         let payload = payload.clone();
@@ -269,9 +269,11 @@ async fn a_paused_consumer_pushes_the_server_back_through_tcp() {
     let client = HttpClient::new(quick_config().read_ahead(2)).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(CALL)).await.unwrap();
-    // 13 MB cannot all sit in loopback socket buffers: the server must stall.
+    // 19 MB cannot all sit in loopback socket buffers: the server must stall
+    // (about 4.5 MB got out in the runs seen).
     tokio::time::sleep(Duration::from_millis(1500)).await;
     let sent_while_paused = server.chunks_sent();
+    eprintln!("sent while paused: {sent_while_paused}");
     assert!(
         sent_while_paused < EVENTS,
         "the server sent all {sent_while_paused} events to a paused consumer"
@@ -287,6 +289,120 @@ async fn a_paused_consumer_pushes_the_server_back_through_tcp() {
         }
     }
     assert!(matches!(next(&mut t).await, TransportEvent::Frame(_)));
+}
+
+#[tokio::test]
+async fn an_oversized_event_is_reported_and_skipped_and_the_stream_goes_on() {
+    let big = format!(
+        r#"{{"jsonrpc":"2.0","method":"notifications/message","params":{{"pad":"{}"}}}}"#,
+        "y".repeat(200 << 10)
+    );
+    let server = Server::start(move |_| {
+        let big = big.clone();
+        async move {
+            Reply::sse()
+                .event(Some("1"), PROGRESS)
+                .event(Some("2"), &big)
+                .event(Some("3"), &result(2, "{}"))
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().max_frame_len(64 << 10)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut seen = Vec::new();
+    while seen.len() < 3 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                seen.push(if v.get("id").is_some() {
+                    "response"
+                } else {
+                    "progress"
+                });
+            }
+            TransportEvent::Error(TransportError::Frame(e)) => {
+                assert!(e.to_string().contains("exceeds"), "{e}");
+                seen.push("too long");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    seen.sort();
+    assert_eq!(seen, ["progress", "response", "too long"]);
+}
+
+#[tokio::test]
+async fn a_notification_answered_with_an_endless_stream_does_not_hold_later_frames() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("notifications/progress")) => Reply::sse()
+                .event(None, r#"{"jsonrpc":"2.0","method":"odd"}"#)
+                .hold(),
+            ("POST", _) => Reply::json(&result(2, "{}")),
+            _ => Reply::new(405),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(PROGRESS)).await.unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut ids = Vec::new();
+    for _ in 0..2 {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => {
+                let v: serde_json::Value = serde_json::from_slice(&f).unwrap();
+                ids.push(v.get("id").cloned().unwrap_or_else(|| v["method"].clone()));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert!(ids.contains(&serde_json::json!(2)), "{ids:?}");
+    assert!(ids.contains(&serde_json::json!("odd")), "{ids:?}");
+}
+
+#[tokio::test]
+async fn a_session_that_expired_while_resuming_gives_the_request_back_as_expired() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("initialize")) => {
+                Reply::json(&init_result(0)).header("mcp-session-id", "s")
+            }
+            ("POST", _) => Reply::sse().event(Some("a1"), PROGRESS).abort(),
+            _ => Reply::new(404),
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().listen(false)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    t.set_protocol_version("2025-03-26").unwrap();
+    t.sender().send(frame(CALL)).await.unwrap();
+    t.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+    let mut expired = false;
+    while !expired {
+        match next(&mut t).await {
+            TransportEvent::Frame(_) => {}
+            TransportEvent::Undelivered {
+                frame: f,
+                error: TransportError::SessionExpired,
+            } => {
+                assert_eq!(f, CALL);
+                expired = true;
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+    }
+    assert_eq!(t.session_id(), None);
+    let seen = server.seen();
+    let get = seen.iter().find(|r| r.method == "GET").unwrap();
+    assert_eq!(get.header("last-event-id"), Some("a1"));
+    assert_eq!(get.header("mcp-session-id"), Some("s"));
+    // The protocol version set by the client replaced the captured one.
+    assert_eq!(get.header("mcp-protocol-version"), Some("2025-03-26"));
 }
 
 /// A server that answers the GET stream after `get_delay` and everything

@@ -45,6 +45,9 @@
 //! What it does not do: speak MCP (frames are opaque bytes here), restart a
 //! server, or run on non-Unix systems (process groups and signals are Unix).
 
+#[cfg(not(unix))]
+compile_error!("mcpwire-stdio needs Unix process groups and signals");
+
 mod config;
 mod env;
 mod error;

@@ -73,6 +73,8 @@ pub struct StdioTransport {
     ending: Option<CloseReason>,
     settle: Option<Pin<Box<Sleep>>>,
     closed_reported: bool,
+    /// The last event was a stderr line: stdout goes first next time.
+    stderr_delivered: bool,
     close: Close,
     timeouts: Timeouts,
 }
@@ -201,6 +203,7 @@ impl StdioTransport {
             ending: None,
             settle: None,
             closed_reported: false,
+            stderr_delivered: false,
             close: Close::NotStarted,
             timeouts,
         })
@@ -270,13 +273,13 @@ impl StdioTransport {
         }
         // stdout ended: the process is exiting or gone. Closing stdin (done
         // by the inner transport) and the shutdown sequence bound the wait.
-        if self.exit.is_none() {
+        let Some(status) = self.exit else {
             self.request_shutdown();
             if self.exit_rx.is_some() {
                 return Poll::Pending;
             }
             return Poll::Ready(CloseReason::Eof);
-        }
+        };
         if let Some(task) = self.stderr_task.as_mut() {
             let settle = self
                 .settle
@@ -287,7 +290,6 @@ impl StdioTransport {
             self.stderr_task = None;
         }
         self.ending = None;
-        let status = self.exit.expect("checked above");
         Poll::Ready(CloseReason::Exited(exit_info(status, self.tail.lines())))
     }
 
@@ -312,13 +314,52 @@ impl Transport for StdioTransport {
         if self.closed_reported {
             return Poll::Ready(None);
         }
-        if let Some(rx) = self.stderr_rx.as_mut() {
-            match rx.poll_recv(cx) {
-                Poll::Ready(Some(line)) => return Poll::Ready(Some(TransportEvent::Stderr(line))),
-                Poll::Ready(None) => self.stderr_rx = None,
-                Poll::Pending => {}
+        // Captured stderr and stdout take turns, so a server flooding one
+        // cannot starve the other.
+        let stderr_first = !std::mem::take(&mut self.stderr_delivered);
+        if stderr_first {
+            if let Some(event) = self.poll_stderr(cx) {
+                return Poll::Ready(Some(event));
             }
         }
+        match self.poll_process_and_io(cx) {
+            Poll::Pending if !stderr_first => match self.poll_stderr(cx) {
+                Some(event) => Poll::Ready(Some(event)),
+                None => Poll::Pending,
+            },
+            other => other,
+        }
+    }
+
+    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        self.poll_close_inner(cx)
+    }
+
+    fn info(&self) -> TransportInfo {
+        self.io.info()
+    }
+}
+
+impl StdioTransport {
+    /// The next captured stderr line, if one is waiting.
+    fn poll_stderr(&mut self, cx: &mut Context<'_>) -> Option<TransportEvent> {
+        let rx = self.stderr_rx.as_mut()?;
+        match rx.poll_recv(cx) {
+            Poll::Ready(Some(line)) => {
+                self.stderr_delivered = true;
+                Some(TransportEvent::Stderr(line))
+            }
+            Poll::Ready(None) => {
+                self.stderr_rx = None;
+                None
+            }
+            Poll::Pending => None,
+        }
+    }
+
+    /// Everything but stderr: frames and errors from stdout, the exit, and
+    /// the close.
+    fn poll_process_and_io(&mut self, cx: &mut Context<'_>) -> Poll<Option<TransportEvent>> {
         if !matches!(self.close, Close::NotStarted) {
             return self.finish(CloseReason::Local);
         }
@@ -337,7 +378,7 @@ impl Transport for StdioTransport {
         self.finish(reason)
     }
 
-    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+    fn poll_close_inner(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         loop {
             match &mut self.close {
                 Close::NotStarted => self.close = Close::Io,
@@ -366,10 +407,6 @@ impl Transport for StdioTransport {
                 Close::Done => return Poll::Ready(()),
             }
         }
-    }
-
-    fn info(&self) -> TransportInfo {
-        self.io.info()
     }
 }
 

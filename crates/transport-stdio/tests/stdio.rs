@@ -439,3 +439,25 @@ while True:
     t.close().await;
     assert_eq!(t.exit().and_then(|e| e.code), Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stderr_flood_in_capture_mode_lets_frames_through_and_dies_with_the_group() {
+    let config = sh("yes 'spam spam spam' >&2 & sleep 0.2; echo '{\"frame\":1}'; exec cat")
+        .stderr(StderrMode::Capture)
+        .sigterm_timeout(Duration::from_secs(5));
+    let mut t = spawn(config).await;
+    let pid = t.pid();
+    t.set_active(Active::Once);
+    let mut stderr_lines = 0u64;
+    let frame = loop {
+        match next(&mut t).await {
+            TransportEvent::Frame(f) => break f,
+            TransportEvent::Stderr(_) => stderr_lines += 1,
+            other => panic!("unexpected {other:?}"),
+        }
+    };
+    assert_eq!(frame, "{\"frame\":1}");
+    assert!(stderr_lines > 0, "the flood was captured too");
+    tokio::time::timeout(LONG, t.close()).await.unwrap();
+    assert_eq!(live_group_members(pid), vec![], "`yes` went with the group");
+}

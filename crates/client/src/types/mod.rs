@@ -35,3 +35,74 @@ pub use server_requests::{
     ListRootsResult, Root, SamplingMessage,
 };
 pub use tools::{CallToolParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations};
+
+#[cfg(test)]
+mod tests {
+    use serde::Serialize;
+    use serde::de::DeserializeOwned;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn round_trip<T: Serialize + DeserializeOwned>(v: Value) {
+        let parsed: T = serde_json::from_value(v.clone()).expect("parses");
+        assert_eq!(serde_json::to_value(&parsed).unwrap(), v, "round trip");
+    }
+
+    #[test]
+    fn messages_round_trip_with_unknown_members_and_meta() {
+        round_trip::<InitializeResult>(json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {
+                "tools": {"listChanged": true, "future": 1},
+                "resources": {"subscribe": true},
+                "tasks": {"list": {}},
+                "experimental": {"x": {}}
+            },
+            "serverInfo": {"name": "s", "title": "S", "version": "1", "icons": [{"src": "data:,", "sizes": ["48x48"], "theme": "light"}], "websiteUrl": "https://example.invalid"},
+            "instructions": "hi",
+            "_meta": {"k": 1},
+            "newTopLevel": true
+        }));
+        round_trip::<ListToolsResult>(json!({
+            "tools": [{
+                "name": "t", "title": "T", "description": "d",
+                "inputSchema": {"type": "object"},
+                "outputSchema": {"type": "object"},
+                "annotations": {"readOnlyHint": true, "destructiveHint": false, "idempotentHint": true, "openWorldHint": false, "title": "A", "z": 1},
+                "icons": [{"src": "https://example.invalid/i.png", "mimeType": "image/png"}],
+                "execution": {"taskSupport": "optional"},
+                "_meta": {"a": 2}
+            }],
+            "nextCursor": "c",
+            "_meta": {}
+        }));
+        round_trip::<CallToolResult>(json!({
+            "content": [{"type": "text", "text": "x", "_meta": {"m": 1}}],
+            "structuredContent": {"a": 1},
+            "isError": false,
+            "_meta": {"progress": 1}
+        }));
+        round_trip::<GetPromptResult>(json!({
+            "description": "d",
+            "messages": [{"role": "assistant", "content": {"type": "resource", "resource": {"uri": "u", "blob": "AA==", "mimeType": "x"}}}]
+        }));
+        round_trip::<ListResourcesResult>(json!({
+            "resources": [{"uri": "u", "name": "n", "annotations": {"audience": ["user"], "priority": 1.0, "lastModified": "2025-01-01T00:00:00Z"}, "size": 3}]
+        }));
+        round_trip::<ElicitParams>(json!({
+            "mode": "url", "message": "m", "url": "https://example.invalid", "elicitationId": "e", "task": {"ttl": 1}
+        }));
+        round_trip::<CreateMessageParams>(json!({
+            "messages": [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "tool_result", "toolUseId": "1", "content": []}]}],
+            "maxTokens": 5,
+            "includeContext": "none",
+            "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+            "toolChoice": {"mode": "auto"}
+        }));
+        round_trip::<LogMessage>(json!({"level": "emergency", "logger": "l", "data": [1, 2]}));
+        round_trip::<CompleteResult>(
+            json!({"completion": {"values": ["a"], "total": 1, "hasMore": false}}),
+        );
+    }
+}

@@ -226,6 +226,9 @@ impl Server {
                         continue;
                     };
                     connections.fetch_add(1, Ordering::SeqCst);
+                    // Scripted bodies go out in several writes: without
+                    // no-delay, Nagle and delayed ACKs would add 40 ms.
+                    let _ = stream.set_nodelay(true);
                     let handler = handler.clone();
                     let seen = seen.clone();
                     let acceptor = acceptor.clone();
