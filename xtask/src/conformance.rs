@@ -71,7 +71,6 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         expected_failures(&root.join("xtask").join("conformance-expected-failures.txt"))?;
 
     let mut outcomes = Vec::new();
-    let mut seen = std::collections::HashSet::new();
     for (suite, _) in SUITES {
         let cli = suite_dir(&cache, suite)
             .join("node_modules")
@@ -80,10 +79,6 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
             .join("dist")
             .join("index.js");
         for scenario in list_client_scenarios(&node, &cli)? {
-            // The alpha suite repeats most stable scenarios; run only what it adds.
-            if !seen.insert(scenario.clone()) {
-                continue;
-            }
             if !only.is_empty() && !only.contains(&scenario) {
                 continue;
             }
