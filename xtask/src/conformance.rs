@@ -128,6 +128,17 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         .filter(|o| o.verdict == Verdict::Pass && o.expected_failure.is_some())
         .map(|o| format!("{}/{}", o.suite, o.scenario))
         .collect();
+    // A listed scenario that no suite has any more (renamed, or a typo)
+    // would hide nothing and rot: it is an error when everything ran.
+    let unknown: Vec<_> = expected
+        .keys()
+        .filter(|(suite, scenario)| {
+            !outcomes
+                .iter()
+                .any(|o| o.suite == suite && &o.scenario == scenario)
+        })
+        .map(|(suite, scenario)| format!("{suite} {scenario}"))
+        .collect();
     if !stale.is_empty() {
         println!(
             "stale expected failures (they pass now): {}",
@@ -135,13 +146,18 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         );
     }
     println!("{passed} passed, {failed} failed");
-    if unexpected.is_empty() {
-        Ok(())
-    } else {
+    if !unexpected.is_empty() {
         Err(format!(
             "unexpected conformance failures: {}",
             unexpected.join(", ")
         ))
+    } else if only.is_empty() && !unknown.is_empty() {
+        Err(format!(
+            "xtask/conformance-expected-failures.txt lists scenarios no suite has: {}",
+            unknown.join(", ")
+        ))
+    } else {
+        Ok(())
     }
 }
 
