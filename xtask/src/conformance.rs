@@ -110,14 +110,20 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
 
     let table = table(&outcomes);
     println!("{table}");
-    if only.is_empty() {
-        write_doc(root, &table)?;
-    }
     let passed = outcomes
         .iter()
         .filter(|o| o.verdict == Verdict::Pass)
         .count();
     let failed = outcomes.len() - passed;
+    let expected_failed = outcomes
+        .iter()
+        .filter(|o| o.verdict != Verdict::Pass && o.expected_failure.is_some())
+        .count();
+    if only.is_empty() {
+        let summary =
+            format!("{passed} passed, {failed} failed ({expected_failed} of them expected).");
+        write_doc(root, &table, &summary)?;
+    }
     let unexpected: Vec<_> = outcomes
         .iter()
         .filter(|o| o.verdict != Verdict::Pass && o.expected_failure.is_none())
@@ -363,14 +369,17 @@ fn table(outcomes: &[Outcome]) -> String {
     t
 }
 
-fn write_doc(root: &Path, table: &str) -> Result<(), String> {
+fn write_doc(root: &Path, table: &str, summary: &str) -> Result<(), String> {
     let suites: Vec<_> = SUITES.iter().map(|(n, p)| format!("`{p}` ({n})")).collect();
     let doc = format!(
         "# Conformance\n\nProduced by `cargo xtask conformance`: the official MCP conformance \
          suite's client scenarios ({}), run one at a time under Node from `{NODE}` against \
          the `{CLIENT_PACKAGE}` binary. A scenario passes only if the harness exits 0 and its \
          `checks.json` holds at least one SUCCESS and no FAILURE or WARNING. Expected failures \
-         and their reasons are listed in `xtask/conformance-expected-failures.txt`.\n\n{table}",
+         and their reasons are listed in `xtask/conformance-expected-failures.txt`; the \
+         alpha suite repeats the stable scenarios with revision-aware servers, so both run \
+         in full. The client reads the scenario's name and does what it asks through the \
+         public API (`crates/conformance-client/src/scenario.rs`).\n\n{summary}\n\n{table}",
         suites.join(" and ")
     );
     let path = root.join("docs").join("conformance.md");
