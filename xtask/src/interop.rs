@@ -25,6 +25,8 @@ use std::time::{Duration, Instant};
 
 use std::os::unix::process::CommandExt;
 
+use rustix::process::{Pid, Signal, kill_process_group};
+
 use crate::{cargo, display, run, servers};
 
 const CLIENT_PACKAGE: &str = "mcpwire-conformance";
@@ -411,11 +413,12 @@ impl Group {
         }
     }
 
-    fn signal(&self, signal: &str) {
-        let _ = Command::new("kill")
-            .args(["-s", signal, "--", &format!("-{}", self.child.id())])
-            .stderr(Stdio::null())
-            .status();
+    fn signal(&self, signal: Signal) {
+        // The group id is the leader's pid (`process_group(0)`).
+        let pgid = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
+        if let Some(pgid) = pgid {
+            let _ = kill_process_group(pgid, signal);
+        }
     }
 }
 
@@ -423,7 +426,7 @@ impl Drop for Group {
     fn drop(&mut self) {
         // The leader may be gone while others of its group live on (a
         // wrapper's children): signal the group either way.
-        self.signal("TERM");
+        self.signal(Signal::TERM);
         let start = Instant::now();
         while !self.done && start.elapsed() < Duration::from_secs(2) {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -432,7 +435,7 @@ impl Drop for Group {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
-        self.signal("KILL");
+        self.signal(Signal::KILL);
         let _ = self.child.wait();
     }
 }
