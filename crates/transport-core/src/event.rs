@@ -39,6 +39,8 @@ pub struct ExitInfo {
     pub signal: Option<i32>,
     /// The last lines it wrote to stderr, oldest first.
     pub stderr_tail: Vec<String>,
+    /// The program that ran, as resolved (so an error names it).
+    pub command: Option<String>,
 }
 
 impl ExitInfo {
@@ -48,12 +50,23 @@ impl ExitInfo {
             code,
             signal,
             stderr_tail: Vec::new(),
+            command: None,
         }
+    }
+
+    /// Names the program that ran.
+    #[must_use]
+    pub fn with_command(mut self, command: impl Into<String>) -> Self {
+        self.command = Some(command.into());
+        self
     }
 }
 
 impl fmt::Display for ExitInfo {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if let Some(command) = &self.command {
+            write!(f, "`{command}` ")?;
+        }
         match (self.code, self.signal) {
             (Some(c), _) => write!(f, "exited with status {c}")?,
             (None, Some(s)) => write!(f, "killed by signal {s}")?,

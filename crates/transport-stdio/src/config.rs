@@ -64,7 +64,7 @@ impl StdioConfig {
             io: IoConfig::new(),
             framing: Framing::Newline,
             stderr: StderrMode::default(),
-            startup_grace: Duration::from_millis(50),
+            startup_grace: Duration::ZERO,
             stdin_close_timeout: Duration::from_secs(2),
             sigterm_timeout: Duration::from_secs(2),
         }
@@ -167,9 +167,10 @@ impl StdioConfig {
     /// How long [`spawn`](crate::StdioTransport::spawn) watches the new
     /// process before returning, so one that exits at once (a bad argument, a
     /// missing dependency) is a [`SpawnError::ExitedAtStart`](crate::SpawnError)
-    /// with its stderr, not a later close. Default: 50 ms; zero skips the
-    /// check. A process that exits later is reported as
-    /// `Closed(Exited)` with the same details.
+    /// with its stderr, not a later close. Default: zero (no wait), because
+    /// every spawn would pay the grace in full: a process that exits at once
+    /// is then reported as `Closed(Exited)`, which carries the same details
+    /// (the resolved command, its status and its stderr tail).
     pub fn startup_grace(mut self, grace: Duration) -> Self {
         self.startup_grace = grace;
         self

@@ -31,7 +31,7 @@ pub enum SpawnError {
     },
     /// The process exited within the startup grace period
     /// ([`StdioConfig::startup_grace`](crate::StdioConfig::startup_grace)).
-    #[error("`{}` {exit}", .command.display())]
+    #[error("{exit}")]
     ExitedAtStart {
         /// The resolved program.
         command: PathBuf,

@@ -1,6 +1,7 @@
 //! The server process: waiting for it, and shutting its process group down.
 
 use std::os::unix::process::ExitStatusExt;
+use std::path::Path;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -143,8 +144,9 @@ async fn clear_group(group: &Group, sigterm: Duration) {
 }
 
 /// The exit status as the contract's [`ExitInfo`], with the stderr tail.
-pub(crate) fn exit_info(status: ExitStatus, stderr_tail: Vec<String>) -> ExitInfo {
-    let mut info = ExitInfo::new(status.code(), status.signal());
+pub(crate) fn exit_info(status: ExitStatus, stderr_tail: Vec<String>, command: &Path) -> ExitInfo {
+    let mut info =
+        ExitInfo::new(status.code(), status.signal()).with_command(command.display().to_string());
     info.stderr_tail = stderr_tail;
     info
 }

@@ -101,8 +101,9 @@ impl StdioTransport {
     /// Spawns the server and returns the transport to it, paused (grant
     /// frames with [`set_active`](Transport::set_active)).
     ///
-    /// Waits up to [`StdioConfig::startup_grace`] (50 ms) to catch a process
-    /// that exits at once. Must be called within a tokio runtime (the writer,
+    /// Returns as soon as the process is started, unless
+    /// [`StdioConfig::startup_grace`] asks it to watch the new process for a
+    /// while first. Must be called within a tokio runtime (the writer,
     /// stderr and supervisor tasks are spawned on it).
     pub async fn spawn(config: StdioConfig) -> Result<Self, SpawnError> {
         let env = child_env(&config);
@@ -177,8 +178,8 @@ impl StdioTransport {
                 let _ = shutdown_tx.send(());
                 let _ = done_rx.await;
                 return Err(SpawnError::ExitedAtStart {
+                    exit: exit_info(status, tail.lines(), &program),
                     command: program,
-                    exit: exit_info(status, tail.lines()),
                 });
             }
         }
@@ -223,7 +224,8 @@ impl StdioTransport {
     /// [`close`](mcpwire_transport::TransportExt::close) completed), with the
     /// stderr tail.
     pub fn exit(&self) -> Option<mcpwire_transport::ExitInfo> {
-        self.exit.map(|status| exit_info(status, self.tail.lines()))
+        self.exit
+            .map(|status| exit_info(status, self.tail.lines(), &self.command))
     }
 
     /// The last lines of the server's stderr, oldest first.
@@ -290,7 +292,11 @@ impl StdioTransport {
             self.stderr_task = None;
         }
         self.ending = None;
-        Poll::Ready(CloseReason::Exited(exit_info(status, self.tail.lines())))
+        Poll::Ready(CloseReason::Exited(exit_info(
+            status,
+            self.tail.lines(),
+            &self.command,
+        )))
     }
 
     fn finish(&mut self, reason: CloseReason) -> Poll<Option<TransportEvent>> {

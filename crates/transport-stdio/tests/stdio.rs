@@ -204,6 +204,28 @@ async fn a_crash_is_reported_when_it_happens_even_if_a_grandchild_keeps_stdout_o
 }
 
 #[tokio::test]
+async fn by_default_exit_at_start_is_a_close_naming_the_resolved_command() {
+    // No startup grace by default: spawn returns at once, and the early exit
+    // arrives as the close reason, with the same details a spawn error has.
+    let mut t = spawn(sh("echo 'error: unknown flag --foo' >&2; exit 2")).await;
+    match closed(&mut t).await {
+        CloseReason::Exited(e) => {
+            assert_eq!(e.code, Some(2));
+            assert!(
+                e.command.as_deref().is_some_and(|c| c.ends_with("/sh")),
+                "{e:?}"
+            );
+            let msg = CloseReason::Exited(e).to_string();
+            assert!(
+                msg.contains("/sh` exited with status 2") && msg.contains("unknown flag"),
+                "{msg}"
+            );
+        }
+        other => panic!("expected Exited, got {other}"),
+    }
+}
+
+#[tokio::test]
 async fn exit_at_start_is_a_spawn_error_with_the_resolved_command_and_stderr() {
     let config =
         sh("echo 'error: unknown flag --foo' >&2; exit 2").startup_grace(Duration::from_secs(10));
