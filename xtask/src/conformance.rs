@@ -379,7 +379,10 @@ fn write_doc(root: &Path, table: &str, summary: &str) -> Result<(), String> {
          and their reasons are listed in `xtask/conformance-expected-failures.txt`; the \
          alpha suite repeats the stable scenarios with revision-aware servers, so both run \
          in full. The client reads the scenario's name and does what it asks through the \
-         public API (`crates/conformance-client/src/scenario.rs`).\n\n{summary}\n\n{table}",
+         public API (`crates/conformance-client/src/scenario.rs`). `cargo xtask conformance \
+         --scenario S` runs one scenario (of both suites) without touching this page; the \
+         suites' own logs and `checks.json` are under `target/conformance/results/`.\n\n\
+         {summary}\n\n{table}",
         suites.join(" and ")
     );
     let path = root.join("docs").join("conformance.md");

@@ -480,7 +480,9 @@ fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
          is bound to loopback by a `node --require` preload \
          (`crates/transport-http/tests/servers/loopback.js`). The Python SDK server is \
          `crates/conformance-client/interop/mcpserver.py`. The transport column is the \
-         server's; the line starts with the transport the client settled on.\n\n{table}"
+         server's; the line starts with the transport the client settled on. `cargo xtask interop \
+         --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
+         `target/interop/logs/`.\n\n{table}"
     );
     let path = root.join("docs").join("interop.md");
     std::fs::write(&path, doc).map_err(|e| format!("{}: {e}", path.display()))
