@@ -71,7 +71,6 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         expected_failures(&root.join("xtask").join("conformance-expected-failures.txt"))?;
 
     let mut outcomes = Vec::new();
-    let mut seen = std::collections::HashSet::new();
     for (suite, _) in SUITES {
         let cli = suite_dir(&cache, suite)
             .join("node_modules")
@@ -80,10 +79,6 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
             .join("dist")
             .join("index.js");
         for scenario in list_client_scenarios(&node, &cli)? {
-            // The alpha suite repeats most stable scenarios; run only what it adds.
-            if !seen.insert(scenario.clone()) {
-                continue;
-            }
             if !only.is_empty() && !only.contains(&scenario) {
                 continue;
             }
@@ -115,14 +110,20 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
 
     let table = table(&outcomes);
     println!("{table}");
-    if only.is_empty() {
-        write_doc(root, &table)?;
-    }
     let passed = outcomes
         .iter()
         .filter(|o| o.verdict == Verdict::Pass)
         .count();
     let failed = outcomes.len() - passed;
+    let expected_failed = outcomes
+        .iter()
+        .filter(|o| o.verdict != Verdict::Pass && o.expected_failure.is_some())
+        .count();
+    if only.is_empty() {
+        let summary =
+            format!("{passed} passed, {failed} failed ({expected_failed} of them expected).");
+        write_doc(root, &table, &summary)?;
+    }
     let unexpected: Vec<_> = outcomes
         .iter()
         .filter(|o| o.verdict != Verdict::Pass && o.expected_failure.is_none())
@@ -133,6 +134,17 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         .filter(|o| o.verdict == Verdict::Pass && o.expected_failure.is_some())
         .map(|o| format!("{}/{}", o.suite, o.scenario))
         .collect();
+    // A listed scenario that no suite has any more (renamed, or a typo)
+    // would hide nothing and rot: it is an error when everything ran.
+    let unknown: Vec<_> = expected
+        .keys()
+        .filter(|(suite, scenario)| {
+            !outcomes
+                .iter()
+                .any(|o| o.suite == suite && &o.scenario == scenario)
+        })
+        .map(|(suite, scenario)| format!("{suite} {scenario}"))
+        .collect();
     if !stale.is_empty() {
         println!(
             "stale expected failures (they pass now): {}",
@@ -140,13 +152,18 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
         );
     }
     println!("{passed} passed, {failed} failed");
-    if unexpected.is_empty() {
-        Ok(())
-    } else {
+    if !unexpected.is_empty() {
         Err(format!(
             "unexpected conformance failures: {}",
             unexpected.join(", ")
         ))
+    } else if only.is_empty() && !unknown.is_empty() {
+        Err(format!(
+            "xtask/conformance-expected-failures.txt lists scenarios no suite has: {}",
+            unknown.join(", ")
+        ))
+    } else {
+        Ok(())
     }
 }
 
@@ -190,9 +207,18 @@ fn list_client_scenarios(node: &Path, cli: &Path) -> Result<Vec<String>, String>
         .map_err(|e| format!("cannot run the conformance suite: {e}"))?;
     let text =
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    let names = client_scenarios(&text);
+    if names.is_empty() {
+        return Err(format!("no client scenarios listed by {}", cli.display()));
+    }
+    Ok(names)
+}
+
+/// The names under the `Client scenarios` heading of `conformance list`.
+fn client_scenarios(listing: &str) -> Vec<String> {
     let mut in_client = false;
     let mut names = Vec::new();
-    for line in text.lines() {
+    for line in listing.lines() {
         if line.starts_with("Client scenarios") {
             in_client = true;
         } else if !line.starts_with(' ') && !line.trim().is_empty() {
@@ -203,10 +229,7 @@ fn list_client_scenarios(node: &Path, cli: &Path) -> Result<Vec<String>, String>
             }
         }
     }
-    if names.is_empty() {
-        return Err(format!("no client scenarios listed by {}", cli.display()));
-    }
-    Ok(names)
+    names
 }
 
 fn run_scenario(
@@ -256,15 +279,21 @@ fn run_scenario(
     let _ = std::fs::write(results.join("harness.log"), &log);
 
     let counts = read_checks(results).unwrap_or_default();
-    let verdict = match status {
+    Ok((judge(status, counts), counts, elapsed))
+}
+
+/// The strict verdict: the harness exited 0 (`None`: it was killed), and
+/// its checks hold at least one SUCCESS and no FAILURE or WARNING. Failed
+/// checks are named first: they say more than the exit status they cause.
+fn judge(status: Option<std::process::ExitStatus>, counts: Counts) -> Verdict {
+    match status {
         None => Verdict::Fail(format!("killed after {}s", SCENARIO_WALL_TIME.as_secs())),
-        Some(s) if !s.success() => Verdict::Fail(format!("harness {s}")),
         Some(_) if counts.failure > 0 => Verdict::Fail(format!("{} failed checks", counts.failure)),
         Some(_) if counts.warning > 0 => Verdict::Fail(format!("{} warnings", counts.warning)),
+        Some(s) if !s.success() => Verdict::Fail(format!("harness {s}")),
         Some(_) if counts.success == 0 => Verdict::Fail("no successful check".into()),
         Some(_) => Verdict::Pass,
-    };
-    Ok((verdict, counts, elapsed))
+    }
 }
 
 fn drain<R: std::io::Read + Send + 'static>(mut r: R) -> std::thread::JoinHandle<String> {
@@ -352,16 +381,95 @@ fn table(outcomes: &[Outcome]) -> String {
     t
 }
 
-fn write_doc(root: &Path, table: &str) -> Result<(), String> {
+fn write_doc(root: &Path, table: &str, summary: &str) -> Result<(), String> {
     let suites: Vec<_> = SUITES.iter().map(|(n, p)| format!("`{p}` ({n})")).collect();
     let doc = format!(
         "# Conformance\n\nProduced by `cargo xtask conformance`: the official MCP conformance \
          suite's client scenarios ({}), run one at a time under Node from `{NODE}` against \
          the `{CLIENT_PACKAGE}` binary. A scenario passes only if the harness exits 0 and its \
          `checks.json` holds at least one SUCCESS and no FAILURE or WARNING. Expected failures \
-         and their reasons are listed in `xtask/conformance-expected-failures.txt`.\n\n{table}",
+         and their reasons are listed in `xtask/conformance-expected-failures.txt`; the \
+         alpha suite repeats the stable scenarios with revision-aware servers, so both run \
+         in full. The client reads the scenario's name and does what it asks through the \
+         public API (`crates/conformance-client/src/scenario.rs`). `cargo xtask conformance \
+         --scenario S` runs one scenario (of both suites) without touching this page; the \
+         suites' own logs and `checks.json` are under `target/conformance/results/`.\n\n\
+         {summary}\n\n{table}",
         suites.join(" and ")
     );
     let path = root.join("docs").join("conformance.md");
     std::fs::write(&path, doc).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::os::unix::process::ExitStatusExt;
+    use std::process::ExitStatus;
+
+    use super::*;
+
+    fn counts(success: usize, failure: usize, warning: usize) -> Counts {
+        Counts {
+            success,
+            failure,
+            warning,
+        }
+    }
+
+    #[test]
+    fn only_a_clean_exit_with_successes_and_nothing_else_passes() {
+        let ok = Some(ExitStatus::from_raw(0));
+        let failed = Some(ExitStatus::from_raw(1 << 8));
+        assert!(judge(ok, counts(3, 0, 0)) == Verdict::Pass);
+        // A client that does nothing produces no checks: not a pass.
+        assert!(judge(ok, counts(0, 0, 0)) != Verdict::Pass);
+        assert!(judge(ok, counts(3, 0, 1)) != Verdict::Pass);
+        assert!(judge(ok, counts(3, 1, 0)) != Verdict::Pass);
+        assert!(judge(failed, counts(3, 0, 0)) != Verdict::Pass);
+        assert!(judge(None, counts(3, 0, 0)) != Verdict::Pass);
+    }
+
+    #[test]
+    fn the_listing_yields_client_scenarios_only() {
+        let listing = "Server scenarios (test against a server):\n  - ping [2025-06-18]\n\n\
+                       Client scenarios (test against a client):\n  - initialize [2025-06-18,2025-11-25]\n\
+                       \x20 - auth/metadata-default [2025-11-25]\n\n\
+                       Authorization server scenarios (test against an authorization server):\n\
+                       \x20 - authorization-code-grant [2025-03-26]\n";
+        assert_eq!(
+            client_scenarios(listing),
+            ["initialize", "auth/metadata-default"]
+        );
+    }
+
+    #[test]
+    fn every_expected_failure_gives_a_reason() {
+        let dir = std::env::temp_dir().join(format!("xtask-expected-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("expected.txt");
+        std::fs::write(
+            &file,
+            "# comment\n\nstable auth/x OAuth is not implemented\n",
+        )
+        .unwrap();
+        let map = expected_failures(&file).unwrap();
+        assert_eq!(
+            map.get(&("stable".to_string(), "auth/x".to_string()))
+                .map(String::as_str),
+            Some("OAuth is not implemented")
+        );
+        std::fs::write(&file, "stable auth/x\n").unwrap();
+        assert!(expected_failures(&file).is_err());
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn the_checked_in_list_parses() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+        let map = expected_failures(&root.join("conformance-expected-failures.txt")).unwrap();
+        assert!(
+            map.keys()
+                .all(|(suite, _)| SUITES.iter().any(|(s, _)| s == suite))
+        );
+    }
 }

@@ -1,8 +1,11 @@
 //! Project automation, run as `cargo xtask <command>` from anywhere in the
 //! repository. Every command prints the commands it runs.
 //!
-//! - `ci`: format check, clippy, real-server install, tests, `cargo deny`.
+//! - `ci`: format check, clippy, real-server install, tests, `cargo deny`,
+//!   then `conformance` and `interop`.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
+//! - `interop`: the client against real MCP servers, per server and
+//!   transport.
 //! - `bench`: mcpwire against rmcp and a raw baseline; writes
 //!   `docs/benchmarks.md`.
 //! - `servers`: install the real MCP servers the tests talk to into
@@ -15,6 +18,7 @@ use std::process::{Command, ExitCode};
 mod bench;
 mod conformance;
 mod fuzz;
+mod interop;
 mod servers;
 
 fn main() -> ExitCode {
@@ -23,10 +27,11 @@ fn main() -> ExitCode {
         Some("ci") => ci(),
         Some("servers") => servers::install(&root()).map(|_| ()),
         Some("conformance") => conformance::conformance(&root(), &args[1..]),
+        Some("interop") => interop::interop(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|fuzz|bench>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench>");
             return ExitCode::from(2);
         }
     };
@@ -93,5 +98,10 @@ fn ci() -> Result<(), String> {
         .env(servers::REQUIRE_ENV, "1"))?;
     run(cargo().args(["test", "--workspace", "--doc"]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
+    // After the tests: the official conformance suite and real servers.
+    eprintln!("$ cargo xtask conformance");
+    conformance::conformance(&root, &[])?;
+    eprintln!("$ cargo xtask interop");
+    interop::interop(&root, &[])?;
     Ok(())
 }

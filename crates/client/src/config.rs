@@ -25,6 +25,7 @@ pub struct ClientConfig {
     pub(crate) roots_list_changed: bool,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) elicitation_url: bool,
+    pub(crate) elicitation_defaults: bool,
 }
 
 impl Default for ClientConfig {
@@ -65,6 +66,7 @@ impl ClientConfig {
             roots_list_changed: false,
             elicitation: None,
             elicitation_url: false,
+            elicitation_defaults: true,
         }
     }
 
@@ -161,6 +163,16 @@ impl ClientConfig {
     /// Also advertise URL-mode elicitation. Default: false.
     pub fn elicitation_url(mut self, yes: bool) -> Self {
         self.elicitation_url = yes;
+        self
+    }
+
+    /// Whether an accepted form gets the requested schema's defaults for the
+    /// fields the handler left out
+    /// ([`ElicitResult::fill_defaults`](crate::types::ElicitResult::fill_defaults)),
+    /// as SEP-1034 asks of clients. Default: true. Turn it off if the handler
+    /// applies defaults itself or must be able to omit a field that has one.
+    pub fn elicitation_defaults(mut self, yes: bool) -> Self {
+        self.elicitation_defaults = yes;
         self
     }
 

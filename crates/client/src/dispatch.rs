@@ -16,6 +16,7 @@ use tokio::sync::{Semaphore, oneshot};
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::handler::{HandlerError, RequestContext};
+use crate::types::ElicitParams;
 
 pub(crate) struct Dispatcher {
     config: ClientConfig,
@@ -128,8 +129,16 @@ impl Dispatcher {
                     .elicitation
                     .clone()
                     .expect("checked on dispatch");
-                let params = params(&req.params)?;
-                serialize(h.elicit(params, cx).await)
+                let params: ElicitParams = params(&req.params)?;
+                let schema = match (self.config.elicitation_defaults, params.is_url_mode()) {
+                    (true, false) => params.requested_schema.clone(),
+                    _ => None,
+                };
+                let mut outcome = h.elicit(params, cx).await;
+                if let (Ok(result), Some(schema)) = (&mut outcome, &schema) {
+                    result.fill_defaults(schema);
+                }
+                serialize(outcome)
             }
         }
     }

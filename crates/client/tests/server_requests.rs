@@ -247,3 +247,71 @@ async fn too_many_waiting_server_requests_are_refused_not_queued() {
     let r = server.expect_response(&Id::Number(3)).await;
     assert_eq!(r.outcome.unwrap_err().code, ErrorCode::INTERNAL_ERROR);
 }
+
+/// A form asking for `name` (default "John Doe"), `age` (default 30) and
+/// `note` (no default).
+fn form_with_defaults() -> Value {
+    json!({
+        "message": "who are you?",
+        "requestedSchema": {
+            "type": "object",
+            "properties": {
+                "name": {"type": "string", "default": "John Doe"},
+                "age": {"type": "integer", "default": 30},
+                "note": {"type": "string"}
+            }
+        }
+    })
+}
+
+/// Answers forms with `action`, entering only `name: "Ada"`.
+fn answer_with(action: ElicitAction) -> ClientConfig {
+    ClientConfig::new().elicitation(move |_p: ElicitParams, _cx: RequestContext| async move {
+        let mut content = serde_json::Map::new();
+        content.insert("name".into(), json!("Ada"));
+        Ok(ElicitResult::new(action, Some(content)))
+    })
+}
+
+async fn elicit(config: ClientConfig) -> Value {
+    let (_client, mut server) = connected(config).await;
+    server
+        .request(1, "elicitation/create", form_with_defaults())
+        .await;
+    server
+        .expect_response(&Id::Number(1))
+        .await
+        .outcome
+        .unwrap()
+        .deserialize()
+        .unwrap()
+}
+
+#[tokio::test]
+async fn an_accepted_form_gets_the_defaults_of_the_fields_left_out() {
+    let r = elicit(answer_with(ElicitAction::Accept)).await;
+    assert_eq!(
+        r,
+        json!({"action": "accept", "content": {"name": "Ada", "age": 30}})
+    );
+}
+
+#[tokio::test]
+async fn defaults_are_not_applied_when_turned_off_or_when_the_form_is_declined() {
+    let r = elicit(answer_with(ElicitAction::Accept).elicitation_defaults(false)).await;
+    assert_eq!(r, json!({"action": "accept", "content": {"name": "Ada"}}));
+    let r = elicit(answer_with(ElicitAction::Decline)).await;
+    assert_eq!(r, json!({"action": "decline", "content": {"name": "Ada"}}));
+}
+
+#[tokio::test]
+async fn an_accept_without_content_gets_a_content_of_defaults() {
+    let config = ClientConfig::new().elicitation(|_p: ElicitParams, _cx: RequestContext| async {
+        Ok(ElicitResult::new(ElicitAction::Accept, None))
+    });
+    let r = elicit(config).await;
+    assert_eq!(
+        r,
+        json!({"action": "accept", "content": {"name": "John Doe", "age": 30}})
+    );
+}

@@ -15,6 +15,7 @@ use hyper_util::client::proxy::matcher::Matcher;
 
 use crate::config::ProxyConfig;
 use crate::connector::Connector;
+use crate::proxy::ProxyRules;
 use crate::{Error, HttpConfig, HttpMode};
 
 /// How much of an error answer's body is kept for diagnostics.
@@ -36,7 +37,7 @@ pub struct HttpClient {
 
 struct Inner {
     hyper: Client<Connector, Full<Bytes>>,
-    proxy: Option<Arc<Matcher>>,
+    proxy: Option<Arc<ProxyRules>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
 }
@@ -54,14 +55,15 @@ impl HttpClient {
     pub fn new(config: HttpConfig) -> Result<Self, Error> {
         let tls = tls_config(&config)?;
         let proxy = match &config.proxy {
-            ProxyConfig::Env => Some(Matcher::from_env()),
+            ProxyConfig::Env => Some(ProxyRules::from_env()),
             ProxyConfig::Off => None,
-            ProxyConfig::Explicit { url, no_proxy } => Some(
+            ProxyConfig::Explicit { url, no_proxy } => Some(ProxyRules::new(
                 Matcher::builder()
                     .all(url.clone())
                     .no(no_proxy.clone())
                     .build(),
-            ),
+                false,
+            )),
         }
         .map(Arc::new);
         let connector = Connector::new(Arc::new(tls), config.connect_timeout, proxy.clone());

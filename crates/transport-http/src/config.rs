@@ -205,7 +205,8 @@ impl HttpConfig {
     /// Whether proxies come from the environment: `HTTPS_PROXY` for https
     /// URLs (tunnelled with `CONNECT`), `HTTP_PROXY` for http URLs (forwarded),
     /// `ALL_PROXY` for both, `NO_PROXY` for exceptions, read when the client is
-    /// built. Default: true. False turns proxies off.
+    /// built. Loopback destinations (`localhost`, 127.0.0.0/8, `::1`) never
+    /// go through them. Default: true. False turns proxies off.
     #[must_use]
     pub fn proxy_from_env(mut self, enabled: bool) -> Self {
         self.proxy = if enabled {

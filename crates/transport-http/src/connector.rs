@@ -8,7 +8,6 @@ use std::time::Duration;
 use http::Uri;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
-use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::TokioIo;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
@@ -17,6 +16,7 @@ use tokio_rustls::TlsConnector;
 use tokio_rustls::client::TlsStream;
 
 use crate::error::BoxError;
+use crate::proxy::ProxyRules;
 
 /// Connects TCP, then TLS for `https` URLs, offering `h2` and `http/1.1`
 /// through ALPN; the whole connect is bounded by the connect timeout.
@@ -29,14 +29,14 @@ pub(crate) struct Connector {
     tcp: HttpConnector,
     tls: TlsConnector,
     timeout: Duration,
-    proxy: Option<Arc<Matcher>>,
+    proxy: Option<Arc<ProxyRules>>,
 }
 
 impl Connector {
     pub(crate) fn new(
         tls: Arc<rustls::ClientConfig>,
         timeout: Duration,
-        proxy: Option<Arc<Matcher>>,
+        proxy: Option<Arc<ProxyRules>>,
     ) -> Self {
         let mut tcp = HttpConnector::new();
         tcp.enforce_http(false);

@@ -243,13 +243,21 @@ pub(crate) fn get(
 /// server offers none: it ends quietly. 409 (a stream is already open for the
 /// session), 429/503 and broken or gracefully closed streams are retried under
 /// the retry policy, resuming with `Last-Event-ID`; a budget spent is reported
-/// as a non-fatal error. Request traffic is never affected.
-pub(crate) async fn listen(ctx: std::sync::Arc<Ctx>) {
+/// as a non-fatal error. Request traffic is never affected. `answered`, if
+/// given, is told when the first `GET` has its answer or failed.
+pub(crate) async fn listen(
+    ctx: std::sync::Arc<Ctx>,
+    mut answered: Option<tokio::sync::oneshot::Sender<()>>,
+) {
     let mut cursor = Cursor::new(&ctx);
     let mut floor = None;
     loop {
         let req = get(&ctx, cursor.last_event_id.as_deref());
-        match ctx.client.send(req).await {
+        let sent = ctx.client.send(req).await;
+        if let Some(answered) = answered.take() {
+            let _ = answered.send(());
+        }
+        match sent {
             Ok(resp) => {
                 let status = resp.status();
                 let media = media_type(resp.headers());

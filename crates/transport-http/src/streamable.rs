@@ -2,6 +2,7 @@
 //! SSE answers, the session id, the GET stream, and `DELETE` on close.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
@@ -10,7 +11,7 @@ use http_body_util::Full;
 use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Message;
 use mcpwire_transport::TransportError;
-use tokio::sync::mpsc;
+use tokio::sync::{mpsc, oneshot};
 
 use crate::client::{media_type, read_body, retry_after, status_error};
 use crate::driver::{Ctx, Driver, Outbound};
@@ -24,6 +25,9 @@ pub(crate) const ACCEPT_POST: HeaderValue =
     HeaderValue::from_static("application/json, text/event-stream");
 pub(crate) const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
 pub(crate) const JSON: HeaderValue = HeaderValue::from_static("application/json");
+/// How long the first request after `initialized` waits for the GET stream's
+/// answer.
+const LISTEN_ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// What the legacy probe found.
 pub(crate) enum Probe {
@@ -81,22 +85,36 @@ impl Driver {
                     });
                 }
                 if initialized && status.is_success() {
-                    self.start_listener();
+                    if let Some(answered) = self.start_listener() {
+                        // The GET stream is answered before the next frame is
+                        // posted, so whatever the server sends on it because
+                        // of our first requests has a stream to go to (a
+                        // server without an event store drops a message that
+                        // finds none). Bounded: a server slow to answer the
+                        // GET only delays the first request.
+                        let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+                    }
                 }
             }
         }
     }
 
-    /// Opens the GET stream for server-initiated messages, unless one runs.
-    fn start_listener(&mut self) {
+    /// Opens the GET stream for server-initiated messages, unless one runs
+    /// or listening is off. The receiver completes when the first `GET` has
+    /// its answer (of any status) or failed.
+    fn start_listener(&mut self) -> Option<oneshot::Receiver<()>> {
         if !self.ctx.client.config().listen {
-            return;
+            return None;
         }
         if self.listener.as_ref().is_some_and(|h| !h.is_finished()) {
-            return;
+            return None;
         }
-        let handle = self.tasks.spawn(crate::sse::listen(self.ctx.clone()));
+        let (answered, rx) = oneshot::channel();
+        let handle = self
+            .tasks
+            .spawn(crate::sse::listen(self.ctx.clone(), Some(answered)));
         self.listener = Some(handle);
+        Some(rx)
     }
 
     /// The automatic fallback's first step: POST the first frame and decide.

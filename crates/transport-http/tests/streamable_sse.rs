@@ -404,3 +404,50 @@ async fn a_session_that_expired_while_resuming_gives_the_request_back_as_expired
     // The protocol version set by the client replaced the captured one.
     assert_eq!(get.header("mcp-protocol-version"), Some("2025-03-26"));
 }
+
+/// A server that answers the GET stream after `get_delay` and everything
+/// else at once.
+async fn slow_get_server(get_delay: Duration) -> Server {
+    Server::start(move |seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("GET", _) => {
+                tokio::time::sleep(get_delay).await;
+                Reply::sse().hold()
+            }
+            (_, Some("tools/list")) => Reply::json(&result(1, r#"{"tools":[]}"#)),
+            _ => post_reply(&seen),
+        }
+    })
+    .await
+}
+
+#[tokio::test]
+async fn the_get_stream_is_answered_before_the_next_frame_is_posted() {
+    let server = slow_get_server(Duration::from_millis(300)).await;
+    let mut t = initialized(&server, &client()).await;
+    // Queued at once, but posted only once the GET stream has its answer.
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let seen = server.seen();
+    let get = seen.iter().position(|r| r.method == "GET").expect("a GET");
+    let list = seen
+        .iter()
+        .position(|r| r.rpc_method().as_deref() == Some("tools/list"))
+        .expect("the tools/list POST");
+    assert!(
+        get < list,
+        "tools/list was posted before the GET: {seen:#?}"
+    );
+    assert!(
+        seen[list].at - seen[get].at >= Duration::from_millis(290),
+        "tools/list did not wait for the GET's answer"
+    );
+}
+
+#[tokio::test]
+async fn a_get_stream_that_never_answers_delays_the_next_frame_only_briefly() {
+    let server = slow_get_server(Duration::from_secs(3600)).await;
+    let mut t = initialized(&server, &client()).await;
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+}

@@ -240,4 +240,34 @@ impl ElicitResult {
             extra: Extra::new(),
         }
     }
+
+    /// On `accept`, gives every field of `requested_schema` that has a
+    /// `default` and is missing from the content that default (SEP-1034: a
+    /// form is offered pre-filled with the defaults, so a field the user did
+    /// not touch is submitted with its default). Values present are kept;
+    /// `decline` and `cancel` are left alone.
+    pub fn fill_defaults(&mut self, requested_schema: &Value) {
+        if self.action != ElicitAction::Accept {
+            return;
+        }
+        let Some(properties) = requested_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        else {
+            return;
+        };
+        let mut defaults = properties
+            .iter()
+            .filter_map(|(name, field)| Some((name, field.get("default")?)))
+            .peekable();
+        if defaults.peek().is_none() {
+            return;
+        }
+        let content = self.content.get_or_insert_with(Map::new);
+        for (name, default) in defaults {
+            content
+                .entry(name.clone())
+                .or_insert_with(|| default.clone());
+        }
+    }
 }
