@@ -1,6 +1,10 @@
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
 
 use bytes::Bytes;
+use futures_util::StreamExt;
+use futures_util::stream::FuturesUnordered;
 use http::Uri;
 use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::CloseReason;
@@ -69,6 +73,26 @@ pub(crate) struct Ctx {
     pub(crate) events: Events,
 }
 
+/// One request's exchange (its POST, then its JSON or SSE answer), polled by
+/// the driver task itself.
+pub(crate) type Exchange = Pin<Box<dyn Future<Output = ()> + Send>>;
+
+/// The requests in flight. The driver polls them in its own task rather than
+/// spawning a task per request: a spawned task costs a scheduling and, when
+/// it ends, a wake-up of the driver (the `JoinSet`), on every request. Here
+/// hyper's connection task wakes the driver once when the answer is in.
+pub(crate) type InFlight = FuturesUnordered<Exchange>;
+
+/// Polls the requests in flight forever (pending once there are none), so it
+/// can run beside whatever the driver is waiting for.
+pub(crate) async fn drive(requests: &mut InFlight) {
+    loop {
+        if requests.next().await.is_none() {
+            std::future::pending::<()>().await;
+        }
+    }
+}
+
 /// The task behind one [`HttpTransport`](crate::HttpTransport).
 pub(crate) struct Driver {
     pub(crate) ctx: Arc<Ctx>,
@@ -120,15 +144,24 @@ impl Driver {
             let receive_only = start == Start::ReceiveOnly;
             return self.run_legacy(rx, shutdown, pending, receive_only).await;
         }
+        let mut requests = InFlight::new();
         loop {
             tokio::select! {
                 biased;
                 _ = shutdown.changed() => break,
+                Some(()) = requests.next(), if !requests.is_empty() => {}
                 frame = rx.recv() => match frame {
                     Some(frame) => {
-                        tokio::select! {
-                            _ = self.send_streamable(frame) => {}
+                        // The requests in flight go on while this frame is
+                        // posted (or waits for an in-flight permit, which
+                        // only they can give back).
+                        let exchange = tokio::select! {
+                            exchange = self.send_streamable(frame) => exchange,
+                            () = drive(&mut requests) => None,
                             _ = shutdown.changed() => break,
+                        };
+                        if let Some(exchange) = exchange {
+                            requests.push(exchange);
                         }
                     }
                     None => break,
@@ -136,7 +169,7 @@ impl Driver {
                 Some(_) = self.tasks.join_next() => {}
             }
         }
-        self.close_streamable(rx).await;
+        self.close_streamable(rx, requests).await;
         CloseReason::Local
     }
 }

@@ -14,7 +14,7 @@ use mcpwire_transport::TransportError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::client::{media_type, read_body, retry_after, status_error};
-use crate::driver::{Ctx, Driver, Outbound};
+use crate::driver::{Ctx, Driver, Exchange, InFlight, Outbound, drive};
 use crate::session::{SessionSnapshot, valid_session_id};
 use crate::{Error, HttpMode};
 
@@ -40,11 +40,12 @@ pub(crate) enum Probe {
 }
 
 impl Driver {
-    /// Sends one frame over Streamable HTTP. Requests run in their own task
-    /// (their answers may stream for long); everything else is posted before
-    /// the next frame, so a notification such as `initialized` reaches the
-    /// server before the requests queued after it.
-    pub(crate) async fn send_streamable(&mut self, frame: Bytes) {
+    /// Sends one frame over Streamable HTTP. A request comes back as an
+    /// [`Exchange`] for the driver to poll beside the others (its answer may
+    /// stream for long); everything else is posted before the next frame, so
+    /// a notification such as `initialized` reaches the server before the
+    /// requests queued after it.
+    pub(crate) async fn send_streamable(&mut self, frame: Bytes) -> Option<Exchange> {
         let kind = Outbound::classify(&frame);
         self.ctx.shared.refresh(&mut self.snap);
         let req = post(&self.ctx, &self.snap, &frame, &kind);
@@ -52,14 +53,12 @@ impl Driver {
             Outbound::Request { .. } => {
                 // Waiting for a permit stops the driver taking frames from
                 // its queue: senders then see `Busy`.
-                let Ok(permit) = self.in_flight.clone().acquire_owned().await else {
-                    return;
-                };
+                let permit = self.in_flight.clone().acquire_owned().await.ok()?;
                 let ctx = self.ctx.clone();
-                self.tasks.spawn(async move {
+                Some(Box::pin(async move {
                     exchange(ctx, req, frame, kind).await;
                     drop(permit);
-                });
+                }))
             }
             Outbound::Notification { .. } | Outbound::Other => {
                 // Only the status is awaited here: it orders this frame
@@ -72,7 +71,7 @@ impl Driver {
                     Ok(resp) => resp,
                     Err(e) => {
                         self.ctx.events.undelivered(frame, e.into()).await;
-                        return;
+                        return None;
                     }
                 };
                 let status = resp.status();
@@ -95,6 +94,7 @@ impl Driver {
                         let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
                     }
                 }
+                None
             }
         }
     }
@@ -155,7 +155,11 @@ impl Driver {
 
     /// Closing: flush what is queued, end the session, stop every task; all
     /// within the close timeout.
-    pub(crate) async fn close_streamable(&mut self, mut rx: mpsc::Receiver<Bytes>) {
+    pub(crate) async fn close_streamable(
+        &mut self,
+        mut rx: mpsc::Receiver<Bytes>,
+        mut requests: InFlight,
+    ) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
@@ -170,9 +174,18 @@ impl Driver {
             }
             delete_session(&ctx).await;
         };
+        // The requests in flight may still be answered while closing, as
+        // they were when each ran in its own task.
+        let flush = async {
+            tokio::select! {
+                () = flush => {}
+                () = drive(&mut requests) => {}
+            }
+        };
         if tokio::time::timeout(timeout, flush).await.is_err() {
             tracing::debug!("close timed out flushing frames or deleting the session");
         }
+        drop(requests);
         self.tasks.abort_all();
     }
 }
