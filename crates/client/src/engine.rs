@@ -510,6 +510,7 @@ fn encode<P: Serialize + ?Sized>(
     params: Option<&P>,
     progress: bool,
 ) -> Result<Bytes, Error> {
+    let mut buf = BytesMut::with_capacity(128);
     let bad = |e| Error::decode("request params", e);
     if progress {
         // The token is the request id, so progress routes through the
@@ -527,55 +528,11 @@ fn encode<P: Serialize + ?Sized>(
         if let Some(meta) = meta.as_object_mut() {
             meta.insert("progressToken".into(), Value::from(id));
         }
-        encode_sized(id, method, Some(&value)).map_err(bad)
+        encode_request(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
     } else {
-        encode_sized(id, method, params).map_err(bad)
+        encode_request(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
     }
-}
-
-/// Room for everything in a request but its method and params:
-/// `{"jsonrpc":"2.0","id":<i64>,"method":,"params":}` and the method's quotes.
-const ENVELOPE_LEN: usize = 64;
-
-/// Encodes a request into a buffer allocated once at its final size.
-///
-/// The params are serialized twice: once into a byte counter, then into the
-/// frame. Counting is cheap next to what it saves on a large argument: a
-/// buffer grown by doubling copies itself at every step, touches fresh pages
-/// each time (expensive in a VM) and ends with up to twice the capacity it
-/// needs, and the allocator then keeps those freed chunks. For a 10 MiB
-/// argument that was 16 to 20 MiB of capacity and most of the client's peak
-/// memory above the argument itself.
-fn encode_sized<P: Serialize + ?Sized>(
-    id: i64,
-    method: &str,
-    params: Option<&P>,
-) -> Result<Bytes, serde_json::Error> {
-    let params_len = match params {
-        Some(p) => {
-            let mut counter = Counter(0);
-            serde_json::to_writer(&mut counter, p)?;
-            counter.0
-        }
-        None => 0,
-    };
-    let mut buf = BytesMut::with_capacity(ENVELOPE_LEN + method.len() + params_len);
-    encode_request(&mut buf, &Id::Number(id), method, params)?;
     Ok(buf.freeze())
-}
-
-/// An [`io::Write`](std::io::Write) that only counts the bytes written.
-struct Counter(usize);
-
-impl std::io::Write for Counter {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0 += bytes.len();
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
 }
 
 #[cfg(test)]
@@ -583,29 +540,6 @@ mod encode_tests {
     use serde_json::json;
 
     use super::*;
-
-    fn plain<P: Serialize + ?Sized>(id: i64, method: &str, params: Option<&P>) -> Bytes {
-        let mut buf = BytesMut::new();
-        encode_request(&mut buf, &Id::Number(id), method, params).unwrap();
-        buf.freeze()
-    }
-
-    #[test]
-    fn a_presized_request_is_the_same_bytes_as_a_grown_one() {
-        let big = "x\"\n\u{e9}".repeat(50_000);
-        let cases = [
-            json!({}),
-            json!({"name": "echo", "arguments": {"message": "hi"}}),
-            json!({"name": "echo", "arguments": {"message": big}}),
-            json!([1, "two", null]),
-        ];
-        for params in &cases {
-            let sized = encode_sized(i64::MAX, "tools/call", Some(params)).unwrap();
-            assert_eq!(sized, plain(i64::MAX, "tools/call", Some(params)));
-        }
-        let none = encode_sized::<Value>(-1, "we\"ird\nmethod", None).unwrap();
-        assert_eq!(none, plain::<Value>(-1, "we\"ird\nmethod", None));
-    }
 
     #[test]
     fn progress_adds_the_token_to_the_params() {
