@@ -2,6 +2,7 @@
 
 use std::borrow::Cow;
 use std::collections::HashSet;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -10,7 +11,7 @@ use tokio::sync::{broadcast, watch};
 
 use crate::Error;
 use crate::client::Client;
-use crate::engine::RequestOptions;
+use crate::engine::{EncodedRequest, Engine, RequestOptions};
 use crate::notify::{ListKind, ServerNotification};
 use crate::types::{
     Arguments, CallToolParams, CallToolResult, CompleteResult, CompletionReference, EmptyResult,
@@ -107,6 +108,23 @@ impl Client {
             .await
     }
 
+    /// `tools/call` with any serializable `arguments`, which must serialize
+    /// to a JSON object (a struct, a map, a `json!({...})`).
+    ///
+    /// Unlike [`call_tool`](Self::call_tool) this takes the arguments by
+    /// reference and serializes them straight into the request frame: no
+    /// `serde_json::Value` tree is built for them, and a large argument
+    /// stays owned (and freed) by the caller.
+    pub async fn call_tool_args<A: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        arguments: &A,
+    ) -> Result<CallToolResult, Error> {
+        let params = ArgsParams { name, arguments };
+        self.call_tool_params(name, &params, &RequestOptions::new())
+            .await
+    }
+
     /// `tools/call` with full params and options.
     ///
     /// When the tool declares an `outputSchema`, the result's
@@ -119,6 +137,34 @@ impl Client {
         mut params: CallToolParams,
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
+        // Encode first and let the arguments go before the answer arrives:
+        // a large argument is then held once (as the frame being written),
+        // not twice, while the answer is read.
+        let request = self.encode_tool_call(&params.name, &params, opts).await?;
+        let name = std::mem::take(&mut params.name);
+        drop(params);
+        self.finish_tool_call(&name, request, opts).await
+    }
+
+    /// `tools/call` with params of any serializable shape.
+    async fn call_tool_params<P: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        params: &P,
+        opts: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let request = self.encode_tool_call(name, params, opts).await?;
+        self.finish_tool_call(name, request, opts).await
+    }
+
+    /// Lists the tools once if output validation needs them, and encodes
+    /// the request (whose replay safety depends on the tool).
+    async fn encode_tool_call<P: Serialize + ?Sized>(
+        &self,
+        name: &str,
+        params: &P,
+        opts: &RequestOptions,
+    ) -> Result<ToolCall, Error> {
         let tools = &self.inner.hub.tools;
         if tools.needs_listing()
             && self
@@ -127,14 +173,29 @@ impl Client {
         {
             self.list_all_tools().await?;
         }
-        let replay = tools.replay_safe(&params.name);
-        // Encode first and let the arguments go before the answer arrives:
-        // a large argument is then held once (as the frame being written),
-        // not twice, while the answer is read.
+        let replay = tools.replay_safe(name);
         let engine = self.engine()?;
-        let request = engine.encode_request("tools/call", Some(&params), opts)?;
-        let name = std::mem::take(&mut params.name);
-        drop(params);
+        let request = engine.encode_request("tools/call", Some(params), opts)?;
+        Ok(ToolCall {
+            engine,
+            request,
+            replay,
+        })
+    }
+
+    /// Sends an encoded `tools/call`, decodes its result straight from the
+    /// answer's bytes and validates its structured content.
+    async fn finish_tool_call(
+        &self,
+        name: &str,
+        call: ToolCall,
+        opts: &RequestOptions,
+    ) -> Result<CallToolResult, Error> {
+        let ToolCall {
+            engine,
+            request,
+            replay,
+        } = call;
         let payload = engine
             .call_encoded(request, Cow::Borrowed("tools/call"), opts, replay, true)
             .await?;
@@ -142,8 +203,8 @@ impl Client {
             .deserialize()
             .map_err(|e| Error::decode("tools/call", e))?;
         drop(payload);
-        tools.validate(
-            &name,
+        self.inner.hub.tools.validate(
+            name,
             result.structured_content.as_ref(),
             result.is_error == Some(true),
         )?;
@@ -342,4 +403,18 @@ impl ResourceSubscription {
         self.rx.changed().await.ok()?;
         self.rx.borrow_and_update().clone()
     }
+}
+
+/// `tools/call` params borrowing the caller's arguments.
+#[derive(Serialize)]
+struct ArgsParams<'a, A: ?Sized> {
+    name: &'a str,
+    arguments: &'a A,
+}
+
+/// A `tools/call` encoded on one connection, ready to send on it.
+struct ToolCall {
+    engine: Arc<Engine>,
+    request: EncodedRequest,
+    replay: bool,
 }

@@ -534,3 +534,18 @@ fn encode<P: Serialize + ?Sized>(
     }
     Ok(buf.freeze())
 }
+
+#[cfg(test)]
+mod encode_tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn progress_adds_the_token_to_the_params() {
+        let frame = encode(7, "tools/call", Some(&json!({"name": "a"})), true).unwrap();
+        let v: Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(v["params"]["_meta"]["progressToken"], json!(7));
+        assert_eq!(v["params"]["name"], json!("a"));
+    }
+}

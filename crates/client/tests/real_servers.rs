@@ -113,6 +113,28 @@ async fn server_everything_tools_resources_prompts() {
         .await
         .unwrap();
     assert!(r.text().contains('5'), "{r:?}");
+    // Arguments of any serializable type go straight into the frame.
+    #[derive(serde::Serialize)]
+    struct Sum {
+        a: i64,
+        b: i64,
+    }
+    let r = client
+        .call_tool_args("get-sum", &Sum { a: 40, b: 2 })
+        .await
+        .unwrap();
+    assert!(r.text().contains("42"), "{r:?}");
+    let r = client
+        .call_tool_args("echo", &json!({"message": "by reference \"quoted\""}))
+        .await
+        .unwrap();
+    assert!(r.text().contains("by reference \"quoted\""), "{r:?}");
+    // Schema validation applies to it as to `call_tool`.
+    let r = client
+        .call_tool_args("get-structured-content", &json!({"location": "New York"}))
+        .await
+        .unwrap();
+    assert!(r.structured_content.unwrap().get("temperature").is_some());
     // get-structured-content declares an outputSchema; the client validates.
     let r = client
         .call_tool("get-structured-content", json!({"location": "New York"}))

@@ -1,8 +1,12 @@
 //! Content blocks: text, image, audio, resource links and embedded resources.
 
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use std::fmt;
 
+use serde::de::{Error as _, MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Map, Value};
+
+use super::key::{Key, set_once};
 use super::{Annotations, Extra, Icon, Meta};
 
 /// Text content.
@@ -194,24 +198,85 @@ impl Serialize for ContentBlock {
 
 impl<'de> Deserialize<'de> for ContentBlock {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        use serde::de::Error;
-        let mut value = Value::deserialize(d)?;
-        let Some(obj) = value.as_object_mut() else {
-            return Err(D::Error::custom("content block must be an object"));
-        };
-        let kind = match obj.get("type").and_then(Value::as_str) {
-            Some(k @ ("text" | "image" | "audio" | "resource_link" | "resource")) => k.to_owned(),
-            _ => return Ok(ContentBlock::Unknown(value)),
-        };
-        obj.remove("type");
-        let block = match kind.as_str() {
-            "text" => serde_json::from_value(value).map(ContentBlock::Text),
-            "image" => serde_json::from_value(value).map(ContentBlock::Image),
-            "audio" => serde_json::from_value(value).map(ContentBlock::Audio),
-            "resource_link" => serde_json::from_value(value).map(ContentBlock::ResourceLink),
-            _ => serde_json::from_value(value).map(ContentBlock::Resource),
-        };
-        block.map_err(D::Error::custom)
+        d.deserialize_map(BlockVisitor)
+    }
+}
+
+/// Reads a content block. Servers put `type` first, and a text block then
+/// parses member by member straight from the input; any other shape is
+/// gathered into a JSON object first and classified by [`from_object`].
+struct BlockVisitor;
+
+impl<'de> Visitor<'de> for BlockVisitor {
+    type Value = ContentBlock;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<ContentBlock, A::Error> {
+        let mut obj = Map::new();
+        if let Some(first) = map.next_key::<Key<'de>>()? {
+            if first.as_str() == "type" {
+                let kind: Value = map.next_value()?;
+                if kind.as_str() == Some("text") {
+                    return text_rest(map).map(ContentBlock::Text);
+                }
+                obj.insert("type".to_owned(), kind);
+            } else {
+                let value: Value = map.next_value()?;
+                obj.insert(first.into_string(), value);
+            }
+        }
+        while let Some(key) = map.next_key::<String>()? {
+            let value: Value = map.next_value()?;
+            obj.insert(key, value);
+        }
+        from_object(obj).map_err(A::Error::custom)
+    }
+}
+
+/// The members of a text block after its `type`.
+fn text_rest<'de, A: MapAccess<'de>>(mut map: A) -> Result<TextContent, A::Error> {
+    let mut text = None;
+    let mut annotations = None;
+    let mut meta = None;
+    let mut extra = Extra::new();
+    while let Some(key) = map.next_key::<Key<'de>>()? {
+        match key.as_str() {
+            "text" => set_once(&mut text, map.next_value::<String>()?, "text")?,
+            "annotations" => set_once(&mut annotations, map.next_value()?, "annotations")?,
+            "_meta" => set_once(&mut meta, map.next_value()?, "_meta")?,
+            "type" => return Err(A::Error::duplicate_field("type")),
+            _ => {
+                let value: Value = map.next_value()?;
+                extra.insert(key.into_string(), value);
+            }
+        }
+    }
+    Ok(TextContent {
+        text: text.ok_or_else(|| A::Error::missing_field("text"))?,
+        annotations: annotations.flatten(),
+        meta: meta.flatten(),
+        extra,
+    })
+}
+
+/// Classifies a block held as a JSON object: a known `type` becomes its
+/// typed form, anything else is kept whole as [`ContentBlock::Unknown`].
+fn from_object(mut obj: Map<String, Value>) -> Result<ContentBlock, serde_json::Error> {
+    let kind = match obj.get("type").and_then(Value::as_str) {
+        Some(k @ ("text" | "image" | "audio" | "resource_link" | "resource")) => k.to_owned(),
+        _ => return Ok(ContentBlock::Unknown(Value::Object(obj))),
+    };
+    obj.remove("type");
+    let value = Value::Object(obj);
+    match kind.as_str() {
+        "text" => serde_json::from_value(value).map(ContentBlock::Text),
+        "image" => serde_json::from_value(value).map(ContentBlock::Image),
+        "audio" => serde_json::from_value(value).map(ContentBlock::Audio),
+        "resource_link" => serde_json::from_value(value).map(ContentBlock::ResourceLink),
+        _ => serde_json::from_value(value).map(ContentBlock::Resource),
     }
 }
 

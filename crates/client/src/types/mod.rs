@@ -7,6 +7,7 @@
 mod common;
 mod content;
 mod init;
+mod key;
 mod prompts;
 mod resources;
 mod server_requests;
