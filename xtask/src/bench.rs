@@ -311,98 +311,142 @@ fn targets(cells: &[((String, String), Cell)]) -> String {
         };
         let _ = writeln!(out, "| {name} | {measured} | {met} |");
     };
-    let div = |a: Option<f64>, b: Option<f64>| Some(a? / b.filter(|b| *b > 0.0)?);
-    let w = |t, wl, c, k| get(t, wl, c, k);
-    check(
-        "stdio W2 p50 <= 1.5x raw",
-        div(
-            w("stdio", "w2", "mcpwire", "p50_us"),
-            w("stdio", "w2", "raw", "p50_us"),
+    // mcpwire's `metric` over `against`'s, within `bound` (an upper bound
+    // when `at_most`, a lower one otherwise).
+    struct Ratio {
+        name: String,
+        transport: &'static str,
+        workload: &'static str,
+        metric: &'static str,
+        against: &'static str,
+        at_most: bool,
+        bound: f64,
+    }
+    let ratio = |name: String, transport, workload, metric, against, at_most, bound| Ratio {
+        name,
+        transport,
+        workload,
+        metric,
+        against,
+        at_most,
+        bound,
+    };
+    let mut ratios = vec![
+        ratio(
+            "stdio W2 p50 <= 1.5x raw".into(),
+            "stdio",
+            "w2",
+            "p50_us",
+            "raw",
+            true,
+            1.5,
         ),
-        "x raw",
-        &|r| r <= 1.5,
-    );
-    check(
-        "stdio W2 client CPU per call <= 0.5x rmcp",
-        div(
-            w("stdio", "w2", "mcpwire", "cpu_us_per_op"),
-            w("stdio", "w2", "rmcp", "cpu_us_per_op"),
+        ratio(
+            "stdio W2 client CPU per call <= 0.5x rmcp".into(),
+            "stdio",
+            "w2",
+            "cpu_us_per_op",
+            "rmcp",
+            true,
+            0.5,
         ),
-        "x rmcp",
-        &|r| r <= 0.5,
-    );
-    check(
-        "stdio W3 >= 2x rmcp",
-        div(
-            w("stdio", "w3", "mcpwire", "ops_per_s"),
-            w("stdio", "w3", "rmcp", "ops_per_s"),
+        ratio(
+            "stdio W3 >= 2x rmcp".into(),
+            "stdio",
+            "w3",
+            "ops_per_s",
+            "rmcp",
+            false,
+            2.0,
         ),
-        "x rmcp",
-        &|r| r >= 2.0,
-    );
-    check(
-        "stdio W3 >= 0.5x raw",
-        div(
-            w("stdio", "w3", "mcpwire", "ops_per_s"),
-            w("stdio", "w3", "raw", "ops_per_s"),
+        ratio(
+            "stdio W3 >= 0.5x raw".into(),
+            "stdio",
+            "w3",
+            "ops_per_s",
+            "raw",
+            false,
+            0.5,
         ),
-        "x raw",
-        &|r| r >= 0.5,
-    );
-    check(
-        "stdio W4 10 MiB >= 1.3x rmcp MB/s",
-        div(
-            w("stdio", "w4-10m", "mcpwire", "mb_per_s"),
-            w("stdio", "w4-10m", "rmcp", "mb_per_s"),
+        ratio(
+            "stdio W4 10 MiB >= 1.3x rmcp MB/s".into(),
+            "stdio",
+            "w4-10m",
+            "mb_per_s",
+            "rmcp",
+            false,
+            1.3,
         ),
-        "x rmcp",
-        &|r| r >= 1.3,
-    );
+    ];
+    for t in ["http", "http-sse"] {
+        ratios.push(ratio(
+            format!("{t} W2 >= 3x rmcp"),
+            t,
+            "w2",
+            "ops_per_s",
+            "rmcp",
+            false,
+            3.0,
+        ));
+        ratios.push(ratio(
+            format!("{t} W3 >= 5x rmcp"),
+            t,
+            "w3",
+            "ops_per_s",
+            "rmcp",
+            false,
+            5.0,
+        ));
+        ratios.push(ratio(
+            format!("{t} W3 >= 0.4x raw"),
+            t,
+            "w3",
+            "ops_per_s",
+            "raw",
+            false,
+            0.4,
+        ));
+    }
+    for t in TRANSPORTS {
+        ratios.push(ratio(
+            format!("{t} W1 no slower than rmcp"),
+            t,
+            "w1",
+            "p50_us",
+            "rmcp",
+            true,
+            1.0,
+        ));
+    }
+
+    let value_of = |r: &Ratio| {
+        let base = get(r.transport, r.workload, r.against, r.metric).filter(|b| *b > 0.0);
+        Some(get(r.transport, r.workload, "mcpwire", r.metric)? / base?)
+    };
+    let within = |r: &Ratio, v: f64| {
+        if r.at_most {
+            v <= r.bound
+        } else {
+            v >= r.bound
+        }
+    };
+    // The one absolute target stands after the stdio ratios.
+    let (stdio, rest) = ratios.split_at(5);
+    for r in stdio {
+        check(&r.name, value_of(r), &format!("x {}", r.against), &|v| {
+            within(r, v)
+        });
+    }
     check(
         "stdio W4 10 MiB peak RSS <= 40 MiB",
-        w("stdio", "w4-10m", "mcpwire", "peak_rss_kib").map(|k| k / 1024.0),
+        get("stdio", "w4-10m", "mcpwire", "peak_rss_kib").map(|k| k / 1024.0),
         " MiB",
         &|m| m <= 40.0,
     );
-    for t in ["http", "http-sse"] {
-        check(
-            &format!("{t} W2 >= 3x rmcp"),
-            div(
-                w(t, "w2", "mcpwire", "ops_per_s"),
-                w(t, "w2", "rmcp", "ops_per_s"),
-            ),
-            "x rmcp",
-            &|r| r >= 3.0,
-        );
-        check(
-            &format!("{t} W3 >= 5x rmcp"),
-            div(
-                w(t, "w3", "mcpwire", "ops_per_s"),
-                w(t, "w3", "rmcp", "ops_per_s"),
-            ),
-            "x rmcp",
-            &|r| r >= 5.0,
-        );
-        check(
-            &format!("{t} W3 >= 0.4x raw"),
-            div(
-                w(t, "w3", "mcpwire", "ops_per_s"),
-                w(t, "w3", "raw", "ops_per_s"),
-            ),
-            "x raw",
-            &|r| r >= 0.4,
-        );
-    }
-    for t in TRANSPORTS {
-        check(
-            &format!("{t} W1 no slower than rmcp"),
-            div(
-                w(t, "w1", "mcpwire", "p50_us"),
-                w(t, "w1", "rmcp", "p50_us"),
-            ),
-            "x rmcp",
-            &|r| r <= 1.0,
-        );
+    for r in rest {
+        check(&r.name, value_of(r), &format!("x {}", r.against), &|v| {
+            within(r, v)
+        });
     }
     out
 }
