@@ -70,9 +70,6 @@ pub enum Error {
     /// The legacy SSE stream did not announce a usable `endpoint`.
     #[error("legacy SSE endpoint missing or rejected: {0}")]
     Endpoint(String),
-    /// This transport only receives (a receive-only SSE stream).
-    #[error("sending is not supported by a receive-only SSE transport")]
-    SendNotSupported,
 }
 
 impl Error {

@@ -146,10 +146,6 @@ impl Driver {
                     return reason.unwrap_or(CloseReason::Local);
                 }
                 frame = rx.recv() => match frame {
-                    Some(frame) if receive_only => {
-                        let error = TransportError::Other(Arc::new(Error::SendNotSupported));
-                        self.ctx.events.undelivered(frame, error).await;
-                    }
                     Some(frame) => {
                         tokio::select! {
                             _ = self.post_legacy(frame) => {}
