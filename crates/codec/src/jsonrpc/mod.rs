@@ -14,6 +14,7 @@ mod error;
 mod id;
 mod message;
 mod payload;
+mod scan;
 
 pub use encode::{
     encode_error_response, encode_notification, encode_request, encode_request_vec, encode_result,
