@@ -747,3 +747,21 @@ async fn a_burst_from_many_tasks_shares_few_bounded_writes() {
     );
     drop(t);
 }
+
+/// A lone small frame leaves in one plain write with its newline: one system
+/// call, nothing split.
+#[tokio::test]
+async fn a_lone_small_frame_is_one_write_with_its_newline() {
+    let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (_keep, reader) = tokio::io::duplex(64);
+    let t = IoTransport::new(reader, RecordingWrite(writes.clone()), IoConfig::new());
+    t.sender()
+        .try_send(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"m"}"#))
+        .unwrap();
+    assert_eq!(
+        *writes.lock().unwrap(),
+        vec![br#"{"jsonrpc":"2.0","method":"m"}"#.to_vec().into_iter().chain([b'\n']).collect::<Vec<u8>>()],
+        "written at once by the sender, in one piece"
+    );
+    drop(t);
+}
