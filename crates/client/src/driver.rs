@@ -58,11 +58,12 @@ pub(crate) async fn run<T: Transport>(
     let reason = loop {
         let step = std::future::poll_fn(|cx| {
             let flags = engine.signal.poll_take(cx);
-            if flags & SIGNAL_CLOSE != 0 && local.is_none() {
-                return Poll::Ready(Step::Close);
-            }
+            // Re-arm before anything else: the flags are taken once.
             if flags & SIGNAL_REARM != 0 {
                 arm(&mut timer, &mut armed_at, engine.armed());
+            }
+            if flags & SIGNAL_CLOSE != 0 && local.is_none() {
+                return Poll::Ready(Step::Close);
             }
             if armed_at.is_some() && timer.as_mut().poll(cx).is_ready() {
                 armed_at = None;
