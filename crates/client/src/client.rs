@@ -368,7 +368,11 @@ async fn connection(
         .map(|k| tokio::spawn(keepalive(engine.clone(), k)));
     let mut user_closing = false;
     let exit = loop {
+        // Biased, driver first: every answer wakes this task, and the driver
+        // completes its caller before the rarely-ready branches are polled
+        // (each poll of those takes a lock); no random branch order either.
         tokio::select! {
+            biased;
             exit = &mut driver => break exit,
             () = until_true(closing), if !user_closing => {
                 user_closing = true;
