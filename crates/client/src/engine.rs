@@ -432,7 +432,7 @@ impl Engine {
     fn start_timer(&self, id: i64, opts: &RequestOptions, cancellable: bool) {
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let now = Instant::now();
-        let hard = opts.max_total.map(|m| (now + m, m));
+        let hard = opts.max_total.map(|m| (after(now, m), m));
         let timer = Timer {
             deadline: now,
             timeout,
@@ -441,7 +441,7 @@ impl Engine {
             cancellable,
         };
         let timer = Timer {
-            deadline: timer.cap(now + timeout),
+            deadline: timer.cap(after(now, timeout)),
             ..timer
         };
         let deadline = timer.deadline;
@@ -550,7 +550,7 @@ impl Engine {
         // later than the old one) needs no re-arming: it fires, finds
         // nothing due, and re-arms for the new deadline.
         if let Some(t) = entry.timer.as_mut().filter(|t| t.reset_on_progress) {
-            t.deadline = t.cap(Instant::now() + t.timeout);
+            t.deadline = t.cap(after(Instant::now(), t.timeout));
         }
         if let Some(tx) = &entry.progress {
             // `send_replace` never blocks: progress for one token coalesces.
@@ -646,6 +646,13 @@ impl Engine {
     }
 }
 
+/// `t + d`, or about thirty years from `t` when that overflows (a timeout
+/// of `Duration::MAX` means "never").
+fn after(t: Instant, d: Duration) -> Instant {
+    t.checked_add(d)
+        .unwrap_or_else(|| t + Duration::from_secs(86_400 * 365 * 30))
+}
+
 async fn cancelled(token: &Option<CancellationToken>) {
     match token {
         Some(t) => t.cancelled().await,
@@ -732,6 +739,16 @@ mod encode_tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn an_endless_timeout_does_not_overflow() {
+        let now = Instant::now();
+        assert!(after(now, Duration::MAX) > now + Duration::from_secs(86_400 * 365));
+        assert_eq!(
+            after(now, Duration::from_secs(1)),
+            now + Duration::from_secs(1)
+        );
+    }
 
     #[test]
     fn progress_adds_the_token_to_the_params() {

@@ -137,6 +137,32 @@ async fn timeouts_fire_again_after_the_timer_went_idle() {
     }
 }
 
+/// A timeout of `Duration::MAX` means "never": no overflow, the answer
+/// arrives as usual.
+#[tokio::test]
+async fn an_endless_timeout_is_accepted() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        let opts = RequestOptions::new()
+            .timeout(Duration::MAX)
+            .max_total(Duration::MAX)
+            .reset_on_progress(true);
+        c.request::<_, Value>("x/echo", Some(&json!({})), &opts)
+            .await
+    });
+    let req = server.expect_request("x/echo").await;
+    let Id::Number(n) = req.id else { panic!() };
+    server
+        .notify(
+            "notifications/progress",
+            json!({"progressToken": n, "progress": 1}),
+        )
+        .await;
+    server.respond(&req.id, json!({"ok": 1})).await;
+    assert_eq!(within(call).await.unwrap().unwrap()["ok"], 1);
+}
+
 #[tokio::test]
 async fn dropping_the_call_cancels_on_the_wire_and_frees_the_entry() {
     let (client, mut server) = connected(ClientConfig::new()).await;
