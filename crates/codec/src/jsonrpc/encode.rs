@@ -1,3 +1,5 @@
+use std::io::Write;
+
 use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
@@ -58,17 +60,45 @@ pub fn encode_request<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write::<P, Absent>(
-        buf,
-        &Envelope {
-            jsonrpc: "2.0",
-            id: Some(id),
-            method: Some(method),
-            params,
-            result: None,
-            error: None,
-        },
-    )
+    write_request(&mut buf.writer(), id, method, params)
+}
+
+/// Appends a request to `buf` as compact JSON (no line end), byte for byte
+/// what [`encode_request`] writes.
+///
+/// A `Vec` is the cheapest target serde_json writes to (its many small
+/// writes inline to a capacity check and a copy); the result converts into
+/// [`Bytes`](bytes::Bytes) without a copy.
+pub fn encode_request_vec<P: Serialize + ?Sized>(
+    buf: &mut Vec<u8>,
+    id: &Id,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    write_request(buf, id, method, params)
+}
+
+/// The request envelope written member by member in the order the
+/// `Envelope` struct has them; only `id`, `method` and `params` go through
+/// serde.
+fn write_request<W: Write, P: Serialize + ?Sized>(
+    w: &mut W,
+    id: &Id,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    w.write_all(br#"{"jsonrpc":"2.0","id":"#)
+        .map_err(serde_json::Error::io)?;
+    serde_json::to_writer(&mut *w, id)?;
+    w.write_all(br#","method":"#)
+        .map_err(serde_json::Error::io)?;
+    serde_json::to_writer(&mut *w, method)?;
+    if let Some(params) = params {
+        w.write_all(br#","params":"#)
+            .map_err(serde_json::Error::io)?;
+        serde_json::to_writer(&mut *w, params)?;
+    }
+    w.write_all(b"}").map_err(serde_json::Error::io)
 }
 
 /// Appends a notification to `buf` as compact JSON (no line end).
@@ -138,6 +168,36 @@ mod tests {
 
     use super::*;
     use crate::jsonrpc::{ErrorCode, Message, Payload};
+
+    #[test]
+    fn requests_match_the_envelope_serialization() {
+        let params = serde_json::json!({"name": "echo", "arguments": {"m": "a\"b\u{1}"}});
+        for (id, params) in [
+            (Id::Number(-3), Some(&params)),
+            (Id::from("x\"y"), None),
+            (Id::Number(i64::MAX), Some(&params)),
+        ] {
+            let mut expected = BytesMut::new();
+            write::<serde_json::Value, Absent>(
+                &mut expected,
+                &Envelope {
+                    jsonrpc: "2.0",
+                    id: Some(&id),
+                    method: Some("tools/\"call"),
+                    params,
+                    result: None,
+                    error: None,
+                },
+            )
+            .unwrap();
+            let mut buf = BytesMut::new();
+            encode_request(&mut buf, &id, "tools/\"call", params).unwrap();
+            assert_eq!(buf, expected);
+            let mut vec = Vec::new();
+            encode_request_vec(&mut vec, &id, "tools/\"call", params).unwrap();
+            assert_eq!(vec, expected.to_vec());
+        }
+    }
 
     #[test]
     fn encoded_messages_parse_back() {
