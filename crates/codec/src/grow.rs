@@ -48,6 +48,18 @@ pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: u
     buf.reserve(additional);
 }
 
+/// [`grow_frame_buffer`] for a `Vec`: the same steps, the one large step
+/// made in place (a reallocation copying less than [`LARGE_FRAME_LEN`]).
+pub fn grow_frame_vec(buf: &mut Vec<u8>, additional: usize, max_frame_len: usize) {
+    let needed = buf.len().saturating_add(additional);
+    let whole = grow_frame_buffer_len(max_frame_len);
+    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
+        buf.reserve_exact(whole - buf.len());
+        return;
+    }
+    buf.reserve(additional);
+}
+
 /// The capacity [`grow_frame_buffer`] gives a large frame's buffer in its
 /// one step, for frames of at most `max_frame_len` bytes.
 pub fn grow_frame_buffer_len(max_frame_len: usize) -> usize {
@@ -84,6 +96,18 @@ mod tests {
         buf.extend_from_slice(&vec![8; max + LARGE_FRAME_SLACK - LARGE_FRAME_LEN]);
         grow_frame_buffer(&mut buf, 1, max);
         assert!(buf.capacity() > max + LARGE_FRAME_SLACK);
+    }
+
+    #[test]
+    fn a_vec_takes_the_same_steps() {
+        let max = 4 << 20;
+        let mut small = vec![1u8; 16];
+        grow_frame_vec(&mut small, 100, max);
+        assert!(small.capacity() >= 116 && small.capacity() < 1 << 20);
+        let mut large = vec![7u8; 1000];
+        grow_frame_vec(&mut large, LARGE_FRAME_LEN, max);
+        assert_eq!(large.capacity(), grow_frame_buffer_len(max));
+        assert_eq!(large, vec![7u8; 1000]);
     }
 
     #[test]

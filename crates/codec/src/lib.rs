@@ -59,7 +59,7 @@ pub use encode::{
     ContentLengthEncoder, EncodeError, LineEncoder, encode_content_length, encode_line,
 };
 pub use error::DecodeError;
-pub use grow::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len};
+pub use grow::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
 pub use line::LineDecoder;
 pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 #[cfg(feature = "tokio-codec")]

@@ -40,11 +40,35 @@ impl std::io::Write for FrameWriter<'_> {
         Ok(data.len())
     }
 
+    #[inline]
     fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
         if self.0.capacity() - self.0.len() < data.len() {
             crate::grow_frame_buffer(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
         }
         self.0.put_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`FrameWriter`] for a `Vec`.
+struct VecFrameWriter<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for VecFrameWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if self.0.capacity() - self.0.len() < data.len() {
+            crate::grow_frame_vec(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+        }
+        self.0.extend_from_slice(data);
         Ok(())
     }
 
@@ -60,7 +84,7 @@ pub fn encode_request<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(&mut buf.writer(), id, method, params)
+    write_request(&mut FrameWriter(buf), id, method, params)
 }
 
 /// Appends a request to `buf` as compact JSON (no line end), byte for byte
@@ -75,7 +99,7 @@ pub fn encode_request_vec<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(buf, id, method, params)
+    write_request(&mut VecFrameWriter(buf), id, method, params)
 }
 
 /// The request envelope written member by member in the order the
@@ -245,12 +269,14 @@ mod tests {
         // takes the one large step mid-string and the bytes come out whole.
         let text = format!("\"{}\n", "x".repeat(1 << 20));
         let params = serde_json::json!({ "text": text });
+        let large = crate::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        let mut vec = Vec::new();
+        encode_request_vec(&mut vec, &Id::Number(9), "tools/call", Some(&params)).unwrap();
+        assert_eq!(vec.capacity(), large);
         let mut buf = BytesMut::new();
         encode_request(&mut buf, &Id::Number(9), "tools/call", Some(&params)).unwrap();
-        assert_eq!(
-            buf.capacity(),
-            crate::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN)
-        );
+        assert_eq!(buf.capacity(), large);
+        assert_eq!(buf, vec);
         let Message::Request(r) = Message::parse(buf.split().freeze()).unwrap() else {
             panic!()
         };
