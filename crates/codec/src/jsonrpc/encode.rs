@@ -27,7 +27,54 @@ fn write<P: Serialize + ?Sized, R: Serialize + ?Sized>(
     buf: &mut BytesMut,
     env: &Envelope<'_, P, R>,
 ) -> Result<(), serde_json::Error> {
-    serde_json::to_writer(buf.writer(), env)
+    serde_json::to_writer(FrameWriter(buf), env)
+}
+
+/// Appends to a frame buffer, growing it the way
+/// [`crate::grow_frame_buffer`] says.
+struct FrameWriter<'a>(&'a mut BytesMut);
+
+impl std::io::Write for FrameWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if self.0.capacity() - self.0.len() < data.len() {
+            crate::grow_frame_buffer(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+        }
+        self.0.put_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`FrameWriter`] for a `Vec`.
+struct VecFrameWriter<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for VecFrameWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if self.0.capacity() - self.0.len() < data.len() {
+            crate::grow_frame_vec(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+        }
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Appends a request to `buf` as compact JSON (no line end).
@@ -37,7 +84,7 @@ pub fn encode_request<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(&mut buf.writer(), id, method, params)
+    write_request(&mut FrameWriter(buf), id, method, params)
 }
 
 /// Appends a request to `buf` as compact JSON (no line end), byte for byte
@@ -52,7 +99,7 @@ pub fn encode_request_vec<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(buf, id, method, params)
+    write_request(&mut VecFrameWriter(buf), id, method, params)
 }
 
 /// The request envelope written member by member in the order the
@@ -214,5 +261,31 @@ mod tests {
 
         encode_result(&mut buf, &Id::from("s"), &serde_json::json!({})).unwrap();
         assert_eq!(&buf[..], br#"{"jsonrpc":"2.0","id":"s","result":{}}"#);
+    }
+
+    #[test]
+    fn a_large_request_is_encoded_whole_into_one_large_step() {
+        // 1 MiB of text with characters to escape at both ends: the buffer
+        // takes the one large step mid-string and the bytes come out whole.
+        let text = format!("\"{}\n", "x".repeat(1 << 20));
+        let params = serde_json::json!({ "text": text });
+        let large = crate::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        let mut vec = Vec::new();
+        encode_request_vec(&mut vec, &Id::Number(9), "tools/call", Some(&params)).unwrap();
+        assert_eq!(vec.capacity(), large);
+        let mut buf = BytesMut::new();
+        encode_request(&mut buf, &Id::Number(9), "tools/call", Some(&params)).unwrap();
+        assert_eq!(buf.capacity(), large);
+        assert_eq!(buf, vec);
+        let Message::Request(r) = Message::parse(buf.split().freeze()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            r.params
+                .unwrap()
+                .deserialize::<serde_json::Value>()
+                .unwrap(),
+            params
+        );
     }
 }
