@@ -708,7 +708,8 @@ fn encode<P: Serialize + ?Sized>(
     params: Option<&P>,
     progress: bool,
 ) -> Result<Bytes, Error> {
-    // Room for a small call without growing; a large one grows by doubling.
+    // Room for a small call without growing; a large one grows the way the
+    // codec grows frame buffers (see `mcpwire_codec::grow_frame_vec`).
     let mut buf = Vec::with_capacity(256);
     let bad = |e| Error::decode("request params", e);
     if progress {
