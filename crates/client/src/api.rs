@@ -13,6 +13,7 @@ use crate::Error;
 use crate::client::Client;
 use crate::engine::{EncodedRequest, Engine, RequestOptions};
 use crate::notify::{ListKind, ServerNotification};
+use crate::schema::ToolEntry;
 use crate::types::{
     Arguments, CallToolParams, CallToolResult, CompleteResult, CompletionReference, EmptyResult,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
@@ -134,16 +135,15 @@ impl Client {
     /// error. The tool list is fetched once if it is not cached yet.
     pub async fn call_tool_with(
         &self,
-        mut params: CallToolParams,
+        params: CallToolParams,
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
         // Encode first and let the arguments go before the answer arrives:
         // a large argument is then held once (as the frame being written),
         // not twice, while the answer is read.
         let request = self.encode_tool_call(&params.name, &params, opts).await?;
-        let name = std::mem::take(&mut params.name);
         drop(params);
-        self.finish_tool_call(&name, request, opts).await
+        self.finish_tool_call(request, opts).await
     }
 
     /// `tools/call` with params of any serializable shape.
@@ -154,7 +154,7 @@ impl Client {
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
         let request = self.encode_tool_call(name, params, opts).await?;
-        self.finish_tool_call(name, request, opts).await
+        self.finish_tool_call(request, opts).await
     }
 
     /// Lists the tools once if output validation needs them, and encodes
@@ -166,20 +166,23 @@ impl Client {
         opts: &RequestOptions,
     ) -> Result<ToolCall, Error> {
         let tools = &self.inner.hub.tools;
-        if tools.needs_listing()
+        let mut found = tools.lookup(name);
+        if found.needs_listing
             && self
                 .initialize_result()
                 .is_some_and(|r| r.capabilities.tools.is_some())
         {
             self.list_all_tools().await?;
+            found = tools.lookup(name);
         }
-        let replay = tools.replay_safe(name);
+        let replay = found.entry.as_ref().is_some_and(|t| t.replay_safe());
         let engine = self.engine()?;
         let request = engine.encode_request("tools/call", Some(params), opts)?;
         Ok(ToolCall {
             engine,
             request,
             replay,
+            tool: found.entry,
         })
     }
 
@@ -187,7 +190,6 @@ impl Client {
     /// answer's bytes and validates its structured content.
     async fn finish_tool_call(
         &self,
-        name: &str,
         call: ToolCall,
         opts: &RequestOptions,
     ) -> Result<CallToolResult, Error> {
@@ -195,6 +197,7 @@ impl Client {
             engine,
             request,
             replay,
+            tool,
         } = call;
         let payload = engine
             .call_encoded(request, Cow::Borrowed("tools/call"), opts, replay, true)
@@ -203,11 +206,12 @@ impl Client {
             .deserialize()
             .map_err(|e| Error::decode("tools/call", e))?;
         drop(payload);
-        self.inner.hub.tools.validate(
-            name,
-            result.structured_content.as_ref(),
-            result.is_error == Some(true),
-        )?;
+        if let Some(tool) = tool {
+            tool.validate(
+                result.structured_content.as_ref(),
+                result.is_error == Some(true),
+            )?;
+        }
         Ok(result)
     }
 
@@ -417,4 +421,6 @@ struct ToolCall {
     engine: Arc<Engine>,
     request: EncodedRequest,
     replay: bool,
+    /// The tool as listed, whose output schema the result must match.
+    tool: Option<Arc<ToolEntry>>,
 }

@@ -2,7 +2,7 @@
 //! Schema 2020-12) and cached until the tool list changes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use serde_json::Value;
 
@@ -26,18 +26,33 @@ struct CacheInner {
     generation: u64,
     /// True once a full listing was stored for this generation.
     listed: bool,
-    tools: HashMap<String, Tool>,
-    compiled: HashMap<String, Compiled>,
+    tools: HashMap<String, Arc<ToolEntry>>,
+}
+
+/// One listed tool and, once a result needed it, its compiled output
+/// schema. A call looks its tool up once and keeps the entry: the replay
+/// check before sending and the validation after the answer take no lock.
+pub(crate) struct ToolEntry {
+    tool: Tool,
+    compiled: OnceLock<Compiled>,
+}
+
+/// What one `tools/call` needs to know of the cache.
+pub(crate) struct Lookup {
+    /// No full listing is stored (none yet, or invalidated since).
+    pub(crate) needs_listing: bool,
+    /// The tool, if the listing has it.
+    pub(crate) entry: Option<Arc<ToolEntry>>,
 }
 
 impl ToolCache {
-    /// Forgets every tool and compiled schema.
+    /// Forgets every tool and compiled schema. Calls already under way keep
+    /// the entry they looked up.
     pub(crate) fn invalidate(&self) {
         let mut inner = self.inner.lock().expect("tool cache lock");
         inner.generation += 1;
         inner.listed = false;
         inner.tools.clear();
-        inner.compiled.clear();
     }
 
     pub(crate) fn generation(&self) -> u64 {
@@ -52,57 +67,57 @@ impl ToolCache {
         }
         inner.listed = true;
         for t in tools {
-            inner.tools.insert(t.name.clone(), t.clone());
+            let entry = ToolEntry {
+                tool: t.clone(),
+                compiled: OnceLock::new(),
+            };
+            inner.tools.insert(t.name.clone(), Arc::new(entry));
         }
     }
 
-    /// True until a full listing is stored (and again after invalidation).
-    pub(crate) fn needs_listing(&self) -> bool {
-        !self.inner.lock().expect("tool cache lock").listed
-    }
-
-    /// True if the tool is known and annotated read-only or idempotent.
-    pub(crate) fn replay_safe(&self, name: &str) -> bool {
+    /// Whether a listing is needed, and the tool `name`: one lock, one hash.
+    pub(crate) fn lookup(&self, name: &str) -> Lookup {
         let inner = self.inner.lock().expect("tool cache lock");
-        inner.tools.get(name).is_some_and(Tool::is_replay_safe)
+        Lookup {
+            needs_listing: !inner.listed,
+            entry: inner.tools.get(name).cloned(),
+        }
+    }
+}
+
+impl ToolEntry {
+    /// True if the tool is annotated read-only or idempotent.
+    pub(crate) fn replay_safe(&self) -> bool {
+        self.tool.is_replay_safe()
     }
 
-    /// The tool's compiled output validator, compiling it on first use.
-    /// `None` if the tool is unknown or declares no output schema.
-    fn validator(&self, name: &str) -> Option<Compiled> {
-        let schema = {
-            let inner = self.inner.lock().expect("tool cache lock");
-            if let Some(c) = inner.compiled.get(name) {
-                return Some(c.clone());
-            }
-            inner.tools.get(name)?.output_schema.clone()?
-        };
-        // Compile outside the lock: it can take a while for a large schema.
-        let compiled: Compiled =
-            Arc::new(jsonschema::draft202012::new(&schema).map_err(|e| e.to_string()));
-        let mut inner = self.inner.lock().expect("tool cache lock");
-        if inner.tools.contains_key(name) {
-            inner.compiled.insert(name.to_owned(), compiled.clone());
+    /// The compiled output validator, compiled on first use; `None` if the
+    /// tool declares no output schema. Two first calls racing may both
+    /// compile (no caller ever blocks on another's compilation); the first
+    /// result is kept.
+    fn validator(&self) -> Option<&Compiled> {
+        if let Some(c) = self.compiled.get() {
+            return Some(c);
         }
-        Some(compiled)
+        let schema = self.tool.output_schema.as_ref()?;
+        let compiled: Compiled =
+            Arc::new(jsonschema::draft202012::new(schema).map_err(|e| e.to_string()));
+        let _ = self.compiled.set(compiled);
+        self.compiled.get()
     }
 
     /// Checks a `tools/call` result against the tool's output schema.
     ///
     /// A tool that declares an output schema must return structured content
     /// matching it, unless the result is a tool error (`isError`).
-    pub(crate) fn validate(
-        &self,
-        name: &str,
-        structured: Option<&Value>,
-        is_error: bool,
-    ) -> Result<(), Error> {
+    pub(crate) fn validate(&self, structured: Option<&Value>, is_error: bool) -> Result<(), Error> {
         if is_error {
             return Ok(());
         }
-        let Some(compiled) = self.validator(name) else {
+        let Some(compiled) = self.validator() else {
             return Ok(());
         };
+        let name = &self.tool.name;
         let validator = match compiled.as_ref() {
             Ok(v) => v,
             Err(e) => {
@@ -144,34 +159,56 @@ mod tests {
         .unwrap()
     }
 
+    /// What `call_tool` does: look the tool up, validate if it is known.
+    fn validate(
+        cache: &ToolCache,
+        name: &str,
+        v: Option<&Value>,
+        is_error: bool,
+    ) -> Result<(), Error> {
+        match cache.lookup(name).entry {
+            Some(entry) => entry.validate(v, is_error),
+            None => Ok(()),
+        }
+    }
+
     #[test]
     fn validates_against_the_cached_schema_until_invalidated() {
         let cache = ToolCache::default();
+        assert!(cache.lookup("t").needs_listing);
         let schema = json!({
             "type": "object",
             "properties": {"n": {"type": "integer"}},
             "required": ["n"]
         });
         cache.store(cache.generation(), &[tool(schema)]);
-        assert!(cache.validate("t", Some(&json!({"n": 1})), false).is_ok());
-        let err = cache
-            .validate("t", Some(&json!({"n": "x"})), false)
-            .unwrap_err();
+        assert!(!cache.lookup("t").needs_listing);
+        assert!(validate(&cache, "t", Some(&json!({"n": 1})), false).is_ok());
+        let err = validate(&cache, "t", Some(&json!({"n": "x"})), false).unwrap_err();
         assert_eq!(err.kind(), crate::ErrorKind::SchemaValidation);
         assert!(err.validation_errors()[0].contains("/n"), "{err:?}");
-        assert!(cache.validate("t", None, false).is_err());
-        assert!(cache.validate("t", None, true).is_ok());
+        assert!(validate(&cache, "t", None, false).is_err());
+        assert!(validate(&cache, "t", None, true).is_ok());
+        // A call under way keeps the entry it looked up across an
+        // invalidation, and its compiled schema is compiled once.
+        let held = cache.lookup("t").entry.unwrap();
+        let first = Arc::as_ptr(held.validator().unwrap());
         // 2020-12 keywords work (prefixItems is new in 2020-12).
         let g = cache.generation();
         cache.invalidate();
         cache.store(g, &[tool(json!({"type": "array"}))]);
-        assert!(cache.needs_listing(), "a stale listing is not stored");
+        assert!(
+            cache.lookup("t").needs_listing,
+            "a stale listing is not stored"
+        );
+        assert!(held.validate(Some(&json!({"n": "x"})), false).is_err());
+        assert_eq!(Arc::as_ptr(held.validator().unwrap()), first);
         cache.store(
             cache.generation(),
             &[tool(json!({"prefixItems": [{"type": "string"}]}))],
         );
-        assert!(cache.validate("t", Some(&json!(["a", 1])), false).is_ok());
-        assert!(cache.validate("t", Some(&json!([1])), false).is_err());
-        assert!(cache.validate("unknown", Some(&json!(1)), false).is_ok());
+        assert!(validate(&cache, "t", Some(&json!(["a", 1])), false).is_ok());
+        assert!(validate(&cache, "t", Some(&json!([1])), false).is_err());
+        assert!(validate(&cache, "unknown", Some(&json!(1)), false).is_ok());
     }
 }

@@ -322,14 +322,18 @@ impl Transport for StdioTransport {
         }
         // Captured stderr and stdout take turns, so a server flooding one
         // cannot starve the other.
+        // Looking costs an atomic load; polling the channel on every frame
+        // (registering our waker each time) cost more than the frame's own
+        // decoding in profiles, so it is polled only when a line waits, or
+        // below when stdout has nothing.
         let stderr_first = !std::mem::take(&mut self.stderr_delivered);
-        if stderr_first {
+        if stderr_first && self.stderr_rx.as_ref().is_some_and(|rx| !rx.is_empty()) {
             if let Some(event) = self.poll_stderr(cx) {
                 return Poll::Ready(Some(event));
             }
         }
         match self.poll_process_and_io(cx) {
-            Poll::Pending if !stderr_first => match self.poll_stderr(cx) {
+            Poll::Pending => match self.poll_stderr(cx) {
                 Some(event) => Poll::Ready(Some(event)),
                 None => Poll::Pending,
             },
