@@ -6,12 +6,12 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use http::Uri;
-use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::CloseReason;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
 use crate::events::Events;
+pub(crate) use crate::outbound::Outbound;
 use crate::session::{SessionSnapshot, Shared};
 use crate::streamable::Probe;
 use crate::{Error, HttpClient, HttpMode};
@@ -33,34 +33,6 @@ impl Start {
             Start::Streamable => Some(HttpMode::StreamableHttp),
             Start::Legacy => Some(HttpMode::LegacySse),
             Start::ReceiveOnly => Some(HttpMode::ReceiveOnlySse),
-        }
-    }
-}
-
-/// What the transport may know about an outbound frame: its JSON-RPC
-/// envelope, never its MCP meaning beyond the two lifecycle methods that
-/// change the transport's own state.
-#[derive(Debug, Clone)]
-pub(crate) enum Outbound {
-    /// A request: an answer (JSON or SSE) is expected on its POST.
-    Request { id: Id, initialize: bool },
-    /// A notification; `initialized` opens the GET stream.
-    Notification { initialized: bool },
-    /// A response, a batch, or something we cannot read: posted as is.
-    Other,
-}
-
-impl Outbound {
-    pub(crate) fn classify(frame: &Bytes) -> Outbound {
-        match Message::parse(frame.clone()) {
-            Ok(Message::Request(r)) => Outbound::Request {
-                initialize: r.method == "initialize",
-                id: r.id,
-            },
-            Ok(Message::Notification(n)) => Outbound::Notification {
-                initialized: n.method == "notifications/initialized",
-            },
-            _ => Outbound::Other,
         }
     }
 }

@@ -41,6 +41,7 @@ mod error;
 mod events;
 mod legacy;
 mod mode;
+mod outbound;
 mod proxy;
 mod retry;
 mod session;
