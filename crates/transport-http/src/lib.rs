@@ -36,6 +36,7 @@
 mod client;
 mod config;
 mod connector;
+mod direct;
 mod driver;
 mod error;
 mod events;

@@ -14,9 +14,10 @@ use mcpwire_transport::TransportError;
 use tokio::sync::{mpsc, oneshot};
 
 use crate::client::{media_type, read_body, retry_after, status_error};
-use crate::driver::{Ctx, Driver, Exchange, InFlight, Outbound, drive};
+use crate::driver::{Ctx, Driver, Exchange, Outbound, drive};
 use crate::session::{SessionSnapshot, valid_session_id};
 use crate::{Error, HttpMode};
+use mcpwire_transport::DirectSend as _;
 
 pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -155,19 +156,21 @@ impl Driver {
 
     /// Closing: flush what is queued, end the session, stop every task; all
     /// within the close timeout.
-    pub(crate) async fn close_streamable(
-        &mut self,
-        mut rx: mpsc::Receiver<Bytes>,
-        mut requests: InFlight,
-    ) {
+    pub(crate) async fn close_streamable(&mut self, mut rx: mpsc::Receiver<Bytes>) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
+        // From here on every frame goes through the queue, which is flushed
+        // below (or refuses it once closed).
+        self.direct.close();
         rx.close();
+        let mut requests = self.direct.take_requests();
         let timeout = self.ctx.client.config().close_timeout;
         let ctx = self.ctx.clone();
+        let direct = self.direct.clone();
         let flush = async {
             while let Some(frame) = rx.recv().await {
+                direct.unqueue();
                 let kind = Outbound::classify(&frame);
                 let req = post(&ctx, &ctx.shared.snapshot(), &frame, &kind);
                 exchange(ctx.clone(), req, frame, kind).await;
