@@ -5,9 +5,7 @@
 //! wake-up often crosses threads). When the transport is idle, the sender
 //! instead builds the POST and polls its exchange once itself, which hands
 //! the request to hyper's connection task at once. The exchange then lives
-//! in the set of requests in flight that the driver polls: the first poll
-//! uses the driver's waker, so the answer wakes the driver exactly as if the
-//! driver had posted the request.
+//! in the set of requests in flight, which the driver polls too.
 //!
 //! What keeps the guarantees of the queue:
 //! - Order. Only requests go direct; notifications, responses and anything
@@ -24,17 +22,26 @@
 //! - No blocking. The sender only ever `try_lock`s the shared state; if the
 //!   driver holds it, the frame is queued.
 //!
+//! The answers: whoever polls the set does so with one waker of the set's
+//! own ([`Wakers`]). While the transport's consumer waits in `poll_event`, a
+//! ready exchange wakes the consumer, which polls the set itself and finds
+//! the answer in its queue at once, without a hop through the driver task;
+//! otherwise (and for every wake after the first, until the consumer waits
+//! again) it wakes the driver. Either may poll the set at any time, so a
+//! consumer that stops polling delays nothing but its own answers.
+//!
 //! Requests go direct only from a task of the transport's own runtime (the
 //! exchange's timers belong to it), only in Streamable HTTP mode, and not
 //! for `initialize`, whose answer changes the session.
 
 use std::pin::Pin;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::task::{Context, Poll, Waker};
 
 use bytes::Bytes;
 use futures_util::Stream;
+use futures_util::task::AtomicWaker;
 use mcpwire_transport::{DirectSend, Offered};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
@@ -52,14 +59,43 @@ pub(crate) struct DirectPost {
     runtime: tokio::runtime::Id,
     /// Frames counted as queued and not yet handed on by the driver.
     queued: AtomicUsize,
+    wakers: Arc<Wakers>,
+    /// `wakers` as a waker: the only one the set is ever polled with.
+    waker: Waker,
     state: Mutex<State>,
+}
+
+/// Who is woken when an exchange in the set is ready.
+#[derive(Default)]
+struct Wakers {
+    driver: AtomicWaker,
+    consumer: AtomicWaker,
+    /// The consumer waits in `poll_event` and has not been woken since.
+    consumer_waits: AtomicBool,
+}
+
+impl std::task::Wake for Wakers {
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        // One wake goes to a waiting consumer; the next ones, until it waits
+        // again, to the driver, so nothing depends on the consumer coming
+        // back.
+        if self.consumer_waits.swap(false, Ordering::AcqRel) {
+            self.consumer.wake();
+        } else {
+            self.driver.wake();
+        }
+    }
 }
 
 struct State {
     requests: InFlight,
-    /// The driver's waker, from its last poll of `requests`. `None` until
-    /// the driver runs the Streamable HTTP loop.
-    waker: Option<Waker>,
+    /// The driver runs the Streamable HTTP loop (and has registered its
+    /// waker).
+    driving: bool,
     /// Cleared for good when the transport closes or is dropped.
     open: bool,
     snap: SessionSnapshot,
@@ -75,14 +111,17 @@ impl std::fmt::Debug for DirectPost {
 
 impl DirectPost {
     pub(crate) fn new(ctx: Arc<Ctx>, in_flight: Arc<Semaphore>, runtime: &Handle) -> Self {
+        let wakers = Arc::new(Wakers::default());
         Self {
             ctx,
             in_flight,
             runtime: runtime.id(),
             queued: AtomicUsize::new(0),
+            waker: Waker::from(wakers.clone()),
+            wakers,
             state: Mutex::new(State {
                 requests: InFlight::new(),
-                waker: None,
+                driving: false,
                 open: true,
                 snap: SessionSnapshot::default(),
             }),
@@ -98,12 +137,38 @@ impl DirectPost {
     /// Polls the requests in flight from the driver's task; pending for
     /// ever, so it can run beside whatever the driver waits for.
     pub(crate) fn poll_drive(&self, cx: &mut Context<'_>) -> Poll<()> {
+        self.wakers.driver.register(cx.waker());
         let mut st = self.lock();
-        if !st.waker.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
-            st.waker = Some(cx.waker().clone());
-        }
-        poll_all(&mut st.requests, cx);
+        st.driving = true;
+        self.poll_all(&mut st.requests);
         Poll::Pending
+    }
+
+    /// Polls the requests in flight from the consumer's `poll_event`, so an
+    /// answer that woke the consumer is in its queue before it looks.
+    pub(crate) fn poll_for_consumer(&self) {
+        self.wakers.consumer_waits.store(false, Ordering::Release);
+        if !self.on_own_runtime() {
+            return;
+        }
+        let mut st = self.lock();
+        if st.driving {
+            self.poll_all(&mut st.requests);
+        }
+    }
+
+    /// The consumer is about to wait in `poll_event`: the next ready
+    /// exchange wakes it rather than the driver.
+    pub(crate) fn consumer_waits(&self, waker: &Waker) {
+        self.wakers.consumer.register(waker);
+        self.wakers.consumer_waits.store(true, Ordering::Release);
+    }
+
+    /// Polls the set until nothing in it is ready (completed exchanges have
+    /// already delivered their answers; their output is nothing).
+    fn poll_all(&self, requests: &mut InFlight) {
+        let mut cx = Context::from_waker(&self.waker);
+        while let Poll::Ready(Some(())) = Pin::new(&mut *requests).poll_next(&mut cx) {}
     }
 
     /// Drives the requests in flight; never completes.
@@ -118,11 +183,8 @@ impl DirectPost {
         if let Some(exchange) = exchange {
             let mut st = self.lock();
             st.requests.push(exchange);
-            // Started now, not at the driver's next poll: the driver's
-            // waker is the right one, as the driver is the caller.
-            if let Some(waker) = st.waker.clone() {
-                poll_all(&mut st.requests, &mut Context::from_waker(&waker));
-            }
+            // Started now, not at the driver's next poll.
+            self.poll_all(&mut st.requests);
         }
         self.unqueue();
     }
@@ -143,7 +205,7 @@ impl DirectPost {
         let requests = {
             let mut st = self.lock();
             st.open = false;
-            st.waker = None;
+            st.driving = false;
             std::mem::take(&mut st.requests)
         };
         drop(requests);
@@ -157,12 +219,6 @@ impl DirectPost {
     fn on_own_runtime(&self) -> bool {
         Handle::try_current().is_ok_and(|h| h.id() == self.runtime)
     }
-}
-
-/// Polls the set until nothing in it is ready (completed exchanges have
-/// already delivered their answers; their output is nothing).
-fn poll_all(requests: &mut InFlight, cx: &mut Context<'_>) {
-    while let Poll::Ready(Some(())) = Pin::new(&mut *requests).poll_next(cx) {}
 }
 
 impl DirectSend for DirectPost {
@@ -193,10 +249,10 @@ impl DirectSend for DirectPost {
         };
         // Closing: the queue decides (the driver flushes what it still
         // takes, or the sender sees `Closed`).
-        let Some(waker) = st.waker.clone().filter(|_| st.open) else {
+        if !(st.open && st.driving) {
             drop(st);
             return self.queue(frame);
-        };
+        }
         // Checked again under the lock: the driver may have queued or handed
         // on a frame since; a frame it handed on is already in the set.
         if self.queued.load(Ordering::Acquire) != 0 {
@@ -211,7 +267,7 @@ impl DirectSend for DirectPost {
             exchange(ctx, req, frame, kind).await;
             drop(permit);
         }));
-        poll_all(&mut st.requests, &mut Context::from_waker(&waker));
+        self.poll_all(&mut st.requests);
         Offered::Taken
     }
 

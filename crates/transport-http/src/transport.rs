@@ -208,6 +208,8 @@ impl Transport for HttpTransport {
         if self.reported {
             return Poll::Ready(None);
         }
+        // Answers that woke us are read into the queues first.
+        self.direct.poll_for_consumer();
         if let Poll::Ready(Some(event)) = self.queues.control.poll_recv(cx) {
             return Poll::Ready(Some(event));
         }
@@ -229,6 +231,7 @@ impl Transport for HttpTransport {
                 return Poll::Ready(Some(TransportEvent::Closed(reason.clone())));
             }
         }
+        self.direct.consumer_waits(cx.waker());
         Poll::Pending
     }
 
