@@ -72,6 +72,9 @@ struct Wakers {
     consumer: AtomicWaker,
     /// The consumer waits in `poll_event` and has not been woken since.
     consumer_waits: AtomicBool,
+    /// The driver waits for an in-flight permit, which only the set's
+    /// progress gives back: every wake goes to the driver.
+    driver_waits: AtomicBool,
 }
 
 impl std::task::Wake for Wakers {
@@ -81,9 +84,13 @@ impl std::task::Wake for Wakers {
 
     fn wake_by_ref(self: &Arc<Self>) {
         // One wake goes to a waiting consumer; the next ones, until it waits
-        // again, to the driver, so nothing depends on the consumer coming
-        // back.
-        if self.consumer_waits.swap(false, Ordering::AcqRel) {
+        // again, to the driver. A consumer that was woken but does not come
+        // back (its wait was dropped) then delays only what it alone would
+        // read, never the driver: while the driver needs the set to move,
+        // every wake is the driver's.
+        if self.driver_waits.load(Ordering::Acquire) {
+            self.driver.wake();
+        } else if self.consumer_waits.swap(false, Ordering::AcqRel) {
             self.consumer.wake();
         } else {
             self.driver.wake();
@@ -162,6 +169,13 @@ impl DirectPost {
     pub(crate) fn consumer_waits(&self, waker: &Waker) {
         self.wakers.consumer.register(waker);
         self.wakers.consumer_waits.store(true, Ordering::Release);
+    }
+
+    /// Sets whether the driver waits for the set to give back an in-flight
+    /// permit. Set before the driver's next poll of the set, so an exchange
+    /// that became ready earlier is seen then.
+    pub(crate) fn driver_waits(&self, waits: bool) {
+        self.wakers.driver_waits.store(waits, Ordering::Release);
     }
 
     /// Polls the set until nothing in it is ready (completed exchanges have

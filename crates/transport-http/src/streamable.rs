@@ -54,7 +54,18 @@ impl Driver {
             Outbound::Request { .. } => {
                 // Waiting for a permit stops the driver taking frames from
                 // its queue: senders then see `Busy`.
-                let permit = self.in_flight.clone().acquire_owned().await.ok()?;
+                let permit = match self.in_flight.clone().try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(_) => {
+                        // Only the requests in flight give a permit back:
+                        // until then their wakes are the driver's (see
+                        // `direct`), whether or not a consumer polls.
+                        self.direct.driver_waits(true);
+                        let permit = self.in_flight.clone().acquire_owned().await;
+                        self.direct.driver_waits(false);
+                        permit.ok()?
+                    }
+                };
                 let ctx = self.ctx.clone();
                 Some(Box::pin(async move {
                     exchange(ctx, req, frame, kind).await;

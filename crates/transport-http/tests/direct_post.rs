@@ -234,3 +234,38 @@ async fn receive_only_still_refuses_every_frame() {
     }
     assert!(server.seen().iter().all(|s| s.method != "POST"));
 }
+
+#[tokio::test]
+async fn a_consumer_that_stops_waiting_wedges_nothing() {
+    // Answers take a while, so the consumer gives up waiting first.
+    let server = Server::start(|seen| async move {
+        match seen.rpc_method().as_deref() {
+            Some("initialize") => Reply::json(&init_result(0)).header("mcp-session-id", "s"),
+            Some(_) => {
+                let v: serde_json::Value = serde_json::from_str(seen.body_str()).unwrap();
+                Reply::json(&result(v["id"].as_u64().unwrap(), "{}")).delay(200)
+            }
+            None => Reply::new(405),
+        }
+    })
+    .await;
+    let client = client_with(quick_config().max_in_flight(1));
+    let mut t = ready(&client, &server).await;
+    let tx = t.sender();
+    tx.send(frame(LIST)).await.unwrap();
+    // The consumer waits briefly for the answer, then stops polling.
+    t.set_active(mcpwire_transport::Active::Many(8.try_into().unwrap()));
+    let early = tokio::time::timeout(Duration::from_millis(20), t.next_event()).await;
+    assert!(early.is_err(), "answered too early: {early:?}");
+    // Request 2 needs the only in-flight permit, which request 1 holds until
+    // its answer is read: it must be read without the consumer.
+    tx.send(frame(LIST2)).await.unwrap();
+    wait_seen(&server, |s| {
+        s.iter().any(|r| {
+            serde_json::from_str::<serde_json::Value>(r.body_str()).is_ok_and(|v| v["id"] == 2)
+        })
+    })
+    .await;
+    // Both answers are waiting for the consumer when it comes back.
+    assert_eq!(answered_ids(&mut t, 2).await, [1, 2]);
+}
