@@ -13,7 +13,7 @@ use mcpwire_codec::jsonrpc::Message;
 use mcpwire_transport::TransportError;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::{media_type, read_body, retry_after, status_error};
+use crate::client::{Media, media_is, media_type, read_body, retry_after, status_error};
 use crate::driver::{Ctx, Driver, Exchange, Outbound, drive};
 use crate::session::{SessionSnapshot, valid_session_id};
 use crate::{Error, HttpMode};
@@ -353,9 +353,15 @@ async fn deliver_body(
     initialize: bool,
 ) -> bool {
     let config = ctx.client.config();
-    let media = media_type(resp.headers());
-    match media.as_str() {
-        "application/json" => {
+    let media = if media_is(resp.headers(), "application/json") {
+        Media::Json
+    } else if media_is(resp.headers(), "text/event-stream") {
+        Media::EventStream
+    } else {
+        Media::Other(media_type(resp.headers()))
+    };
+    match media {
+        Media::Json => {
             match read_body(
                 resp.into_body(),
                 config.max_frame_len,
@@ -377,10 +383,10 @@ async fn deliver_body(
                 }
             }
         }
-        "text/event-stream" => {
+        Media::EventStream => {
             crate::sse::answer_stream(ctx, resp.into_body(), frame, id, initialize).await
         }
-        _ => {
+        Media::Other(media) => {
             // Some servers answer a notification with 200 and no body (and no
             // content type) instead of 202: that is an acceptance too.
             match read_body(
