@@ -254,14 +254,21 @@ pub(crate) enum Media {
     Other(String),
 }
 
-/// True if the answer's media type (parameters aside) is `expected`, in any
-/// case; allocates nothing.
-pub(crate) fn media_is(headers: &HeaderMap, expected: &str) -> bool {
-    headers
-        .get(CONTENT_TYPE)
-        .and_then(|v| v.to_str().ok())
-        .and_then(|v| v.split(';').next())
-        .is_some_and(|v| v.trim().eq_ignore_ascii_case(expected))
+impl Media {
+    /// The answer's media type, parameters aside, in any case; allocates
+    /// only for a type it does not know.
+    pub(crate) fn of(headers: &HeaderMap) -> Media {
+        let value = headers.get(CONTENT_TYPE).map_or(&b""[..], |v| v.as_bytes());
+        let end = value.iter().position(|b| *b == b';').unwrap_or(value.len());
+        let media = value[..end].trim_ascii();
+        if media.eq_ignore_ascii_case(b"application/json") {
+            Media::Json
+        } else if media.eq_ignore_ascii_case(b"text/event-stream") {
+            Media::EventStream
+        } else {
+            Media::Other(media_type(headers))
+        }
+    }
 }
 
 /// The media type of an answer, lowercased, without parameters.
@@ -335,8 +342,11 @@ mod tests {
             "Text/Event-Stream; charset=utf-8".parse().unwrap(),
         );
         assert_eq!(media_type(&h), "text/event-stream");
-        assert!(media_is(&h, "text/event-stream"));
-        assert!(!media_is(&h, "application/json"));
-        assert!(!media_is(&HeaderMap::new(), "application/json"));
+        assert!(matches!(Media::of(&h), Media::EventStream));
+        h.insert(CONTENT_TYPE, " application/JSON ;x=y".parse().unwrap());
+        assert!(matches!(Media::of(&h), Media::Json));
+        h.insert(CONTENT_TYPE, "text/html".parse().unwrap());
+        assert!(matches!(Media::of(&h), Media::Other(m) if m == "text/html"));
+        assert!(matches!(Media::of(&HeaderMap::new()), Media::Other(m) if m.is_empty()));
     }
 }

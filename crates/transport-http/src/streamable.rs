@@ -13,7 +13,7 @@ use mcpwire_codec::jsonrpc::Message;
 use mcpwire_transport::TransportError;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::{Media, media_is, media_type, read_body, retry_after, status_error};
+use crate::client::{Media, read_body, retry_after, status_error};
 use crate::driver::{Ctx, Driver, Exchange, Outbound, drive};
 use crate::session::{SessionSnapshot, valid_session_id};
 use crate::{Error, HttpMode};
@@ -353,14 +353,7 @@ async fn deliver_body(
     initialize: bool,
 ) -> bool {
     let config = ctx.client.config();
-    let media = if media_is(resp.headers(), "application/json") {
-        Media::Json
-    } else if media_is(resp.headers(), "text/event-stream") {
-        Media::EventStream
-    } else {
-        Media::Other(media_type(resp.headers()))
-    };
-    match media {
+    match Media::of(resp.headers()) {
         Media::Json => {
             match read_body(
                 resp.into_body(),
