@@ -25,8 +25,13 @@ use crate::{Error, HttpClient, HttpMode};
 ///
 /// Each transport spawns one driver task on the current tokio runtime (so the
 /// constructors fail with [`Error::NoRuntime`] outside one). The driver posts
-/// queued frames and spawns one task per open response stream. Dropping the
-/// transport aborts them all at once; [`close`](mcpwire_transport::TransportExt::close)
+/// queued frames and spawns a task for the GET stream and for any answer body
+/// to a notification. Requests in flight are not tasks: in Streamable HTTP a
+/// request sent while nothing is queued is posted from the sender's own task
+/// (on the transport's runtime), and the requests in flight are polled by the
+/// driver and by [`poll_event`](Transport::poll_event), whichever a ready
+/// answer wakes (see `docs/http.md`). Dropping the transport aborts and drops
+/// them all at once; [`close`](mcpwire_transport::TransportExt::close)
 /// first flushes queued frames and ends the session with `DELETE`, bounded by
 /// [`HttpConfig::close_timeout`](crate::HttpConfig::close_timeout).
 ///
