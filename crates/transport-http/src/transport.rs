@@ -25,8 +25,9 @@ use crate::{Error, HttpClient, HttpMode};
 ///
 /// Each transport spawns one driver task on the current tokio runtime (so the
 /// constructors fail with [`Error::NoRuntime`] outside one). The driver posts
-/// queued frames and spawns a task for the GET stream and for any answer body
-/// to a notification. Requests in flight are not tasks: in Streamable HTTP a
+/// queued frames, and spawns tasks only for streams that are not a request's
+/// answer (the GET stream, a notification's answer body, the first answer
+/// during the automatic fallback, the legacy SSE stream). Requests in flight are not tasks: in Streamable HTTP a
 /// request sent while nothing is queued is posted from the sender's own task
 /// (on the transport's runtime), and the requests in flight are polled by the
 /// driver and by [`poll_event`](Transport::poll_event), whichever a ready
