@@ -3,19 +3,22 @@
 //! JSON line. `cargo xtask bench` runs the matrix and builds the table.
 //!
 //! ```text
-//! mcpwire-bench --client mcpwire|rmcp|raw --transport stdio|http|http-sse
-//!               --workload w1|w2|w3|w4-1m|w4-10m --server PATH [--quick]
+//! mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse
+//!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]
 //! ```
 //!
 //! The clients: mcpwire (this workspace), rmcp (the official Rust SDK, from
 //! crates.io), and a raw baseline with no MCP library (hand-written
 //! JSON-RPC over blocking pipes, or over hyper's pooled client with
 //! keep-alive), which marks the limit of the pipe, the socket and the
-//! server. All talk to the same `mcpwire-bench-server` binary.
+//! server. For stdio's sequential workloads a fourth, `tokio`, writes the
+//! same lines through tokio's pipes: the floor of any client on the runtime.
+//! All talk to the same `mcpwire-bench-server` binary.
 
 mod measure;
 mod raw_http;
 mod raw_stdio;
+mod raw_tokio;
 mod raw_wire;
 mod server;
 mod via_mcpwire;
@@ -25,6 +28,7 @@ mod workload;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use raw_tokio::RawTokio;
 use server::HttpServer;
 use via_mcpwire::Mcpwire;
 use via_rmcp::Rmcp;
@@ -56,7 +60,7 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let client = client.ok_or("--client is required")?;
-    if !["mcpwire", "rmcp", "raw"].contains(&client.as_str()) {
+    if !["mcpwire", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
         return Err(format!("no client {client:?}"));
     }
     let transport = transport.ok_or("--transport is required")?;
@@ -78,8 +82,8 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("mcpwire-bench: {e}");
             eprintln!(
-                "usage: mcpwire-bench --client mcpwire|rmcp|raw --transport stdio|http|http-sse \
-                 --workload w1|w2|w3|w4-1m|w4-10m --server PATH [--quick]"
+                "usage: mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse \
+                 --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]"
             );
             return ExitCode::from(2);
         }
@@ -131,10 +135,15 @@ fn run(args: &Args) -> Result<Samples, String> {
                 bench(args, || Rmcp::stdio(server)).await
             }
             ("rmcp", Some(http)) => bench(args, || Rmcp::http(http.url())).await,
+            ("tokio", None) if args.workload.is_sequential() => {
+                let server = args.server.as_path();
+                bench(args, || RawTokio::stdio(server)).await
+            }
             ("raw", Some(http)) => {
                 let client = raw_http::http_client();
                 bench(args, || raw_http::RawHttp::connect(&client, http.url())).await
             }
+            ("tokio", _) => Err("the tokio floor runs stdio W2 only".into()),
             _ => Err("unreachable client and transport".into()),
         }
     });
@@ -152,7 +161,14 @@ where
         return connect_loop(args.plan.connects, connect).await;
     }
     let caller = connect().await?;
-    let samples = drive(&caller, args.workload, &args.plan).await?;
+    let samples = if args.workload == Workload::SequentialTask {
+        let (task_caller, workload, plan) = (caller.clone(), args.workload, args.plan);
+        tokio::spawn(async move { drive(&task_caller, workload, &plan).await })
+            .await
+            .map_err(|e| e.to_string())??
+    } else {
+        drive(&caller, args.workload, &args.plan).await?
+    };
     caller.close().await;
     Ok(samples)
 }

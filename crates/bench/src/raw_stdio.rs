@@ -119,7 +119,10 @@ pub(crate) fn run(server: &Path, workload: Workload, plan: &Plan) -> Result<Samp
     }
     let samples = match workload {
         Workload::Concurrent => pipelined(&mut pipe, &small, plan.concurrent, plan.in_flight)?,
-        Workload::Sequential => sequential(&mut pipe, &small, plan.sequential)?,
+        // No runtime here: from a task or not, the calls are the same.
+        Workload::Sequential | Workload::SequentialTask => {
+            sequential(&mut pipe, &small, plan.sequential)?
+        }
         Workload::Large1M => sequential(&mut pipe, &message(1 << 20), plan.large_1m)?,
         Workload::Large10M => sequential(&mut pipe, &message(10 << 20), plan.large_10m)?,
         Workload::Connect => unreachable!("handled above"),

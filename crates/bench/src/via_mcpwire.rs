@@ -5,7 +5,7 @@ use std::path::Path;
 use mcpwire_client::{Client, ClientConfig};
 use mcpwire_http::{HttpClient, HttpConfig, HttpTransport};
 use mcpwire_stdio::{StdioConfig, StdioTransport};
-use serde_json::json;
+use serde::Serialize;
 
 use crate::workload::Caller;
 
@@ -42,11 +42,19 @@ pub(crate) fn http_client() -> Result<HttpClient, String> {
     HttpClient::new(HttpConfig::new().proxy_from_env(false)).map_err(|e| e.to_string())
 }
 
+/// The echo tool's arguments, borrowed: `call_tool_args` serializes them
+/// straight into the request frame, with no `serde_json::Value` copy of the
+/// message (rmcp's `call_tool` takes a JSON object, so its caller builds one).
+#[derive(Serialize)]
+struct EchoArgs<'a> {
+    message: &'a str,
+}
+
 impl Caller for Mcpwire {
     async fn echo(&self, message: &str) -> Result<usize, String> {
         let result = self
             .0
-            .call_tool("echo", json!({ "message": message }))
+            .call_tool_args("echo", &EchoArgs { message })
             .await
             .map_err(|e| e.to_string())?;
         Ok(result

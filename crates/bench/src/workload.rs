@@ -17,6 +17,9 @@ pub(crate) enum Workload {
     Connect,
     /// W2: sequential calls echoing 100 bytes.
     Sequential,
+    /// W2 again, the calls made from a spawned task (as an agent's or a
+    /// server's handler makes them) instead of from `block_on`.
+    SequentialTask,
     /// W3: calls echoing 100 bytes, many in flight.
     Concurrent,
     /// W4: sequential calls echoing 1 MiB.
@@ -27,9 +30,10 @@ pub(crate) enum Workload {
 
 impl Workload {
     /// Every workload, in table order.
-    pub(crate) const ALL: [Workload; 5] = [
+    pub(crate) const ALL: [Workload; 6] = [
         Workload::Connect,
         Workload::Sequential,
+        Workload::SequentialTask,
         Workload::Concurrent,
         Workload::Large1M,
         Workload::Large10M,
@@ -40,10 +44,16 @@ impl Workload {
         match self {
             Workload::Connect => "w1",
             Workload::Sequential => "w2",
+            Workload::SequentialTask => "w2-task",
             Workload::Concurrent => "w3",
             Workload::Large1M => "w4-1m",
             Workload::Large10M => "w4-10m",
         }
+    }
+
+    /// W2 in either shape.
+    pub(crate) fn is_sequential(self) -> bool {
+        matches!(self, Workload::Sequential | Workload::SequentialTask)
     }
 
     /// The workload named `name`.
@@ -177,7 +187,9 @@ pub(crate) async fn drive<C: Caller>(
     }
     match workload {
         Workload::Connect => Err("W1 is driven by `connect_loop`".into()),
-        Workload::Sequential => sequential(caller, &small, plan.sequential).await,
+        Workload::Sequential | Workload::SequentialTask => {
+            sequential(caller, &small, plan.sequential).await
+        }
         Workload::Large1M => sequential(caller, &message(1 << 20), plan.large_1m).await,
         Workload::Large10M => sequential(caller, &message(10 << 20), plan.large_10m).await,
         Workload::Concurrent => concurrent(caller, small, plan.concurrent, plan.in_flight).await,

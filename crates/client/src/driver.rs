@@ -5,9 +5,12 @@
 //! handler tasks, notifications go to bounded lanes. It keeps a window of
 //! grants open, topping it up when half is used.
 
+use std::future::Future;
 use std::num::NonZeroU32;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
+use std::task::Poll;
 
 use bytes::Bytes;
 use mcpwire_codec::jsonrpc::{EnvelopeError, Frame, Id, Message, Response};
@@ -16,9 +19,10 @@ use mcpwire_transport::{Active, CloseReason, Transport, TransportError, Transpor
 
 use crate::Error;
 use crate::dispatch::{self, Dispatcher};
-use crate::engine::Engine;
+use crate::engine::{Engine, SIGNAL_CLOSE, SIGNAL_REARM};
 use crate::notify::Hub;
 use crate::types::{Cancelled, Progress};
+use tokio::time::{Instant, Sleep};
 
 /// How the transport session ended.
 pub(crate) struct DriverExit {
@@ -26,6 +30,13 @@ pub(crate) struct DriverExit {
     pub(crate) reason: Option<CloseReason>,
     /// Why we closed it ourselves (a local close, a failed keepalive).
     pub(crate) local: Option<String>,
+}
+
+/// What woke the driver.
+enum Step {
+    Event(Option<TransportEvent>),
+    Close,
+    Sweep,
 }
 
 pub(crate) async fn run<T: Transport>(
@@ -38,15 +49,38 @@ pub(crate) async fn run<T: Transport>(
     let window = NonZeroU32::new(window.max(1)).expect("at least one");
     transport.set_active(Active::Many(window));
     let mut remaining = window.get();
-    let mut close_rx = engine.close_requested();
     let mut local = None;
+    // The one timer behind every request timeout (see `engine`): armed for
+    // `armed_at`, re-armed when a caller signals an earlier deadline or a
+    // sweep finds the next one.
+    let mut timer = Box::pin(tokio::time::sleep_until(Instant::now()));
+    let mut armed_at: Option<Instant> = None;
     let reason = loop {
-        let event = tokio::select! {
-            biased;
-            ev = transport.next_event() => ev,
-            () = close_wanted(&mut close_rx), if local.is_none() => {
+        let step = std::future::poll_fn(|cx| {
+            let flags = engine.signal.poll_take(cx);
+            if flags & SIGNAL_CLOSE != 0 && local.is_none() {
+                return Poll::Ready(Step::Close);
+            }
+            if flags & SIGNAL_REARM != 0 {
+                arm(&mut timer, &mut armed_at, engine.armed());
+            }
+            if armed_at.is_some() && timer.as_mut().poll(cx).is_ready() {
+                armed_at = None;
+                return Poll::Ready(Step::Sweep);
+            }
+            transport.poll_event(cx).map(Step::Event)
+        })
+        .await;
+        let event = match step {
+            Step::Event(event) => event,
+            Step::Close => {
                 local = engine.close_reason_requested();
                 transport.close().await;
+                continue;
+            }
+            Step::Sweep => {
+                let next = engine.sweep();
+                arm(&mut timer, &mut armed_at, next);
                 continue;
             }
         };
@@ -75,6 +109,17 @@ pub(crate) async fn run<T: Transport>(
         }
     };
     DriverExit { reason, local }
+}
+
+/// Points the timer at `at` (or disarms it), touching tokio's timer wheel
+/// only when the instant changes.
+fn arm(timer: &mut Pin<Box<Sleep>>, armed_at: &mut Option<Instant>, at: Option<Instant>) {
+    if let Some(at) = at {
+        if *armed_at != Some(at) {
+            timer.as_mut().reset(at);
+        }
+    }
+    *armed_at = at;
 }
 
 fn on_frame(frame: Bytes, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
@@ -164,8 +209,4 @@ fn on_undelivered(frame: Bytes, error: TransportError, engine: &Engine) {
             Some(error),
         )),
     );
-}
-
-async fn close_wanted(rx: &mut tokio::sync::watch::Receiver<Option<String>>) {
-    let _ = rx.wait_for(Option::is_some).await;
 }

@@ -6,18 +6,30 @@
 //! The driver task completes the caller directly through a oneshot found in
 //! the pending map (a std mutex held only for the insert or the remove).
 //!
+//! Timeouts cost no timer per request. Each pending entry carries its
+//! deadline, and the driver keeps one timer, armed for the earliest deadline
+//! it has been told about. A caller wakes the driver only when its deadline
+//! is earlier than the armed one, which with the usual single timeout never
+//! happens while requests flow: deadlines then only grow. The timer is lazy:
+//! when it fires it sweeps the table, fails what expired (and tells the
+//! server), and re-arms for the earliest deadline left. Registering and
+//! removing a tokio timer per call locked the runtime's timer wheel twice per
+//! call; this costs one comparison under the lock the call takes anyway.
+//!
 //! The engine knows nothing of the handshake: a lifecycle (see
 //! [`crate::lifecycle`]) runs over it like any other caller.
 
 use std::borrow::Cow;
 use std::collections::{HashMap, VecDeque};
 use std::fmt;
-use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
+use std::hash::{BuildHasherDefault, Hasher};
+use std::sync::atomic::{AtomicI64, AtomicU8, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
+use std::task::{Context, Waker};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
-use mcpwire_codec::jsonrpc::{Id, Payload, encode_notification, encode_request};
+use mcpwire_codec::jsonrpc::{Id, Payload, encode_notification, encode_request_vec};
 use mcpwire_transport::{FrameSender, SendError, TransportError};
 use serde::Serialize;
 use serde_json::Value;
@@ -119,12 +131,111 @@ pub(crate) struct Pending {
     progress: Option<watch::Sender<Option<Progress>>>,
     method: Cow<'static, str>,
     replay: bool,
+    /// Set once the request is on its way: the timeout runs from then on.
+    timer: Option<Timer>,
 }
 
+/// When a sent request times out, and how its deadline moves.
+struct Timer {
+    deadline: Instant,
+    timeout: Duration,
+    /// `max_total`: the deadline never moves past `start + max_total`.
+    hard: Option<(Instant, Duration)>,
+    reset_on_progress: bool,
+    /// Whether the server is told (`notifications/cancelled`) on timeout.
+    cancellable: bool,
+}
+
+impl Timer {
+    fn cap(&self, t: Instant) -> Instant {
+        self.hard.map_or(t, |(h, _)| t.min(h))
+    }
+
+    /// What the timeout error reports: `max_total` once it is the bound
+    /// that was hit, the timeout otherwise.
+    fn after(&self, now: Instant) -> Duration {
+        match self.hard {
+            Some((h, max)) if now >= h => max,
+            _ => self.timeout,
+        }
+    }
+}
+
+/// Hashes request ids (sequential integers) with one multiplication, which
+/// spreads them over the whole word as the table's probing wants. SipHash,
+/// the default, guards against chosen keys; our keys are our own ids.
+#[derive(Default)]
+struct IdHasher(u64);
+
+impl Hasher for IdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_i64(&mut self, n: i64) {
+        self.0 = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+type IdMap<V> = HashMap<i64, V, BuildHasherDefault<IdHasher>>;
+
 struct PendingTable {
-    map: HashMap<i64, Pending>,
+    map: IdMap<Pending>,
     /// Set once the connection ended: later callers fail at once.
     closed: Option<Error>,
+    /// The instant the driver's timer is armed for (or asked to be); `None`
+    /// when it is not armed. Never later than the earliest deadline.
+    armed: Option<Instant>,
+}
+
+/// A request that timed out, taken out of the table by a sweep.
+struct Expired {
+    id: i64,
+    tx: oneshot::Sender<Result<Payload, Error>>,
+    after: Duration,
+    cancellable: bool,
+}
+
+/// What the driver is asked to do, besides reading: close, or re-arm its
+/// timeout timer. A flag word plus the driver's waker: cheaper to poll on
+/// every event than a channel or a `watch`.
+#[derive(Default)]
+pub(crate) struct DriverSignal {
+    flags: AtomicU8,
+    waker: Mutex<Option<Waker>>,
+}
+
+/// The driver should close the transport.
+pub(crate) const SIGNAL_CLOSE: u8 = 1;
+/// The driver should re-arm its timer for [`Engine::armed`].
+pub(crate) const SIGNAL_REARM: u8 = 2;
+
+impl DriverSignal {
+    fn raise(&self, flag: u8) {
+        self.flags.fetch_or(flag, Ordering::AcqRel);
+        let waker = self.waker.lock().expect("signal lock").take();
+        if let Some(w) = waker {
+            w.wake();
+        }
+    }
+
+    /// Registers the driver's waker, then takes the raised flags. Flags
+    /// raised after this wake the registered waker.
+    pub(crate) fn poll_take(&self, cx: &Context<'_>) -> u8 {
+        {
+            let mut slot = self.waker.lock().expect("signal lock");
+            if !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker())) {
+                *slot = Some(cx.waker().clone());
+            }
+        }
+        self.flags.swap(0, Ordering::AcqRel)
+    }
 }
 
 /// Counters for one connection.
@@ -142,8 +253,9 @@ pub(crate) struct Engine {
     pending: Mutex<PendingTable>,
     pub(crate) handlers: Mutex<HashMap<Id, AbortHandle>>,
     stderr_tail: Mutex<VecDeque<String>>,
-    /// Set to a reason to make the driver close the transport.
-    close_tx: watch::Sender<Option<String>>,
+    /// Why the driver was asked to close the transport (the first reason).
+    close_reason: Mutex<Option<String>>,
+    pub(crate) signal: DriverSignal,
     /// Frames whose delivery failed with an expired session, waiting for the
     /// session to be re-initialized; `Some` while that is under way.
     pub(crate) expired: Mutex<Option<Vec<(Bytes, TransportError)>>>,
@@ -162,12 +274,14 @@ impl Engine {
             next_id,
             default_timeout,
             pending: Mutex::new(PendingTable {
-                map: HashMap::new(),
+                map: IdMap::default(),
                 closed: None,
+                armed: None,
             }),
             handlers: Mutex::new(HashMap::new()),
             stderr_tail: Mutex::new(VecDeque::new()),
-            close_tx: watch::channel(None).0,
+            close_reason: Mutex::new(None),
+            signal: DriverSignal::default(),
             expired: Mutex::new(None),
             reinit: Notify::new(),
             stats: EngineStats::default(),
@@ -264,6 +378,7 @@ impl Engine {
                     progress: progress_tx,
                     method,
                     replay: replay || opts.replay_safe,
+                    timer: None,
                 },
             );
         }
@@ -280,48 +395,118 @@ impl Engine {
             Err(e) => return Err(Error::send(e)),
         }
         guard.sent = true;
+        self.start_timer(id, opts, cancellable);
 
-        let timeout = opts.timeout.unwrap_or(self.default_timeout);
-        let start = Instant::now();
-        let hard = opts.max_total.map(|m| start + m);
-        let cap = |t: Instant| hard.map_or(t, |h| t.min(h));
-        let sleep = tokio::time::sleep_until(cap(start + timeout));
-        tokio::pin!(sleep);
-        loop {
-            tokio::select! {
-                biased;
-                outcome = &mut rx => {
-                    guard.armed = false;
-                    return outcome.unwrap_or_else(|_| {
-                        Err(Error::closed("connection closed", None, Vec::new()))
-                    });
-                }
-                () = cancelled(&opts.cancel) => {
-                    guard.cancel("cancelled by the caller");
-                    return Err(Error::cancelled("request cancelled by the caller"));
-                }
-                () = &mut sleep => {
-                    let after = if hard.is_some_and(|h| Instant::now() >= h) {
-                        opts.max_total.unwrap_or(timeout)
-                    } else {
-                        timeout
-                    };
-                    guard.cancel("timeout");
-                    return Err(Error::timeout(after));
-                }
-                Some(()) = progress_changed(&mut progress_rx) => {
-                    let latest = progress_rx
-                        .as_mut()
-                        .and_then(|r| r.borrow_and_update().clone());
-                    if let (Some(p), Some(cb)) = (&latest, &opts.on_progress) {
-                        cb(p);
+        let outcome = if opts.cancel.is_none() && progress_rx.is_none() {
+            // The common case needs no select: the answer, the timeout and
+            // the close all arrive through the oneshot.
+            (&mut rx).await
+        } else {
+            loop {
+                tokio::select! {
+                    biased;
+                    outcome = &mut rx => break outcome,
+                    () = cancelled(&opts.cancel) => {
+                        guard.cancel("cancelled by the caller");
+                        return Err(Error::cancelled("request cancelled by the caller"));
                     }
-                    if opts.reset_on_progress {
-                        sleep.as_mut().reset(cap(Instant::now() + timeout));
+                    Some(()) = progress_changed(&mut progress_rx) => {
+                        let latest = progress_rx
+                            .as_mut()
+                            .and_then(|r| r.borrow_and_update().clone());
+                        if let (Some(p), Some(cb)) = (&latest, &opts.on_progress) {
+                            cb(p);
+                        }
                     }
                 }
             }
+        };
+        // Answered, timed out by the driver's sweep (which told the server),
+        // or failed by the close: the entry is gone either way.
+        guard.armed = false;
+        outcome.unwrap_or_else(|_| Err(Error::closed("connection closed", None, Vec::new())))
+    }
+
+    /// Starts the timeout of the sent request `id`, and wakes the driver if
+    /// its timer must fire earlier than it is armed for.
+    fn start_timer(&self, id: i64, opts: &RequestOptions, cancellable: bool) {
+        let timeout = opts.timeout.unwrap_or(self.default_timeout);
+        let now = Instant::now();
+        let hard = opts.max_total.map(|m| (now + m, m));
+        let timer = Timer {
+            deadline: now,
+            timeout,
+            hard,
+            reset_on_progress: opts.reset_on_progress,
+            cancellable,
+        };
+        let timer = Timer {
+            deadline: timer.cap(now + timeout),
+            ..timer
+        };
+        let deadline = timer.deadline;
+        let rearm = {
+            let mut table = self.pending.lock().expect("pending lock");
+            // Already answered (or failed): nothing to time.
+            let Some(entry) = table.map.get_mut(&id) else {
+                return;
+            };
+            entry.timer = Some(timer);
+            let earlier = table.armed.is_none_or(|a| deadline < a);
+            if earlier {
+                table.armed = Some(deadline);
+            }
+            earlier
+        };
+        if rearm {
+            self.signal.raise(SIGNAL_REARM);
         }
+    }
+
+    /// When the driver's timer should fire next, if at all.
+    pub(crate) fn armed(&self) -> Option<Instant> {
+        self.pending.lock().expect("pending lock").armed
+    }
+
+    /// Fails every request whose deadline has passed with a timeout error
+    /// and tells the server; returns when the timer should fire next.
+    pub(crate) fn sweep(&self) -> Option<Instant> {
+        let now = Instant::now();
+        let mut expired = Vec::new();
+        let next = {
+            let mut table = self.pending.lock().expect("pending lock");
+            let mut ids = Vec::new();
+            let mut next: Option<Instant> = None;
+            for (id, p) in &table.map {
+                if let Some(t) = &p.timer {
+                    if t.deadline <= now {
+                        ids.push(*id);
+                    } else if next.is_none_or(|n| t.deadline < n) {
+                        next = Some(t.deadline);
+                    }
+                }
+            }
+            for id in ids {
+                if let Some(p) = table.map.remove(&id) {
+                    let t = p.timer.expect("only timed entries expire");
+                    expired.push(Expired {
+                        id,
+                        tx: p.tx,
+                        after: t.after(now),
+                        cancellable: t.cancellable,
+                    });
+                }
+            }
+            table.armed = next;
+            next
+        };
+        for e in expired {
+            let _ = e.tx.send(Err(Error::timeout(e.after)));
+            if e.cancellable {
+                self.send_cancel(e.id, "timeout");
+            }
+        }
+        next
     }
 
     /// Sends a notification, waiting for room in the queue.
@@ -357,8 +542,17 @@ impl Engine {
         let Some(token) = progress.progress_token.as_i64() else {
             return;
         };
-        let table = self.pending.lock().expect("pending lock");
-        if let Some(tx) = table.map.get(&token).and_then(|p| p.progress.as_ref()) {
+        let mut table = self.pending.lock().expect("pending lock");
+        let Some(entry) = table.map.get_mut(&token) else {
+            return;
+        };
+        // The deadline only moves later, so the driver's timer (armed no
+        // later than the old one) needs no re-arming: it fires, finds
+        // nothing due, and re-arms for the new deadline.
+        if let Some(t) = entry.timer.as_mut().filter(|t| t.reset_on_progress) {
+            t.deadline = t.cap(Instant::now() + t.timeout);
+        }
+        if let Some(tx) = &entry.progress {
             // `send_replace` never blocks: progress for one token coalesces.
             tx.send_replace(Some(progress));
         }
@@ -375,6 +569,7 @@ impl Engine {
         let drained: Vec<Pending> = {
             let mut table = self.pending.lock().expect("pending lock");
             table.closed = Some(error.clone());
+            table.armed = None;
             table.map.drain().map(|(_, p)| p).collect()
         };
         for p in drained {
@@ -406,25 +601,21 @@ impl Engine {
             .collect()
     }
 
-    /// Asks the driver to close the transport, saying why.
+    /// Asks the driver to close the transport, saying why (the first reason
+    /// given is kept).
     pub(crate) fn request_close(&self, why: impl Into<String>) {
-        let why = why.into();
-        self.close_tx.send_if_modified(|cur| {
-            if cur.is_none() {
-                *cur = Some(why);
-                true
-            } else {
-                false
+        {
+            let mut reason = self.close_reason.lock().expect("close lock");
+            if reason.is_some() {
+                return;
             }
-        });
-    }
-
-    pub(crate) fn close_requested(&self) -> watch::Receiver<Option<String>> {
-        self.close_tx.subscribe()
+            *reason = Some(why.into());
+        }
+        self.signal.raise(SIGNAL_CLOSE);
     }
 
     pub(crate) fn close_reason_requested(&self) -> Option<String> {
-        self.close_tx.borrow().clone()
+        self.close_reason.lock().expect("close lock").clone()
     }
 
     fn forget(&self, id: i64) -> bool {
@@ -510,7 +701,8 @@ fn encode<P: Serialize + ?Sized>(
     params: Option<&P>,
     progress: bool,
 ) -> Result<Bytes, Error> {
-    let mut buf = BytesMut::with_capacity(128);
+    // Room for a small call without growing; a large one grows by doubling.
+    let mut buf = Vec::with_capacity(256);
     let bad = |e| Error::decode("request params", e);
     if progress {
         // The token is the request id, so progress routes through the
@@ -528,11 +720,11 @@ fn encode<P: Serialize + ?Sized>(
         if let Some(meta) = meta.as_object_mut() {
             meta.insert("progressToken".into(), Value::from(id));
         }
-        encode_request(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
+        encode_request_vec(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
     } else {
-        encode_request(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
+        encode_request_vec(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
     }
-    Ok(buf.freeze())
+    Ok(Bytes::from(buf))
 }
 
 #[cfg(test)]

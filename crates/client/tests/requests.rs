@@ -69,6 +69,74 @@ async fn a_timeout_cancels_on_the_wire_and_a_late_answer_is_ignored() {
     assert_eq!(client.in_flight(), 0);
 }
 
+/// One timer serves every request: a short timeout sent after a long one
+/// must still fire on time (the timer is re-armed earlier), each request
+/// times out on its own deadline, and the long one is not disturbed.
+#[tokio::test]
+async fn requests_with_different_timeouts_each_expire_on_their_own() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let spawn_call = |method: &'static str, timeout: Option<Duration>| {
+        let c = client.clone();
+        tokio::spawn(async move {
+            let mut opts = RequestOptions::new();
+            if let Some(t) = timeout {
+                opts = opts.timeout(t);
+            }
+            let started = std::time::Instant::now();
+            let r = c.request::<_, Value>(method, Some(&json!({})), &opts).await;
+            (r, started.elapsed())
+        })
+    };
+    // The default timeout (60 s) arms the timer far in the future first.
+    let long = spawn_call("x/long", None);
+    let long_req = server.expect_request("x/long").await;
+    let late = spawn_call("x/late", Some(Duration::from_millis(1200)));
+    server.expect_request("x/late").await;
+    let soon = spawn_call("x/soon", Some(Duration::from_millis(300)));
+    let soon_req = server.expect_request("x/soon").await;
+
+    let (soon_result, soon_took) = within(soon).await.unwrap();
+    assert!(soon_result.unwrap_err().is_timeout());
+    assert!(soon_took >= Duration::from_millis(300), "{soon_took:?}");
+    let cancel = server.expect_notification("notifications/cancelled").await;
+    let params: Value = cancel.params.unwrap().deserialize().unwrap();
+    let Id::Number(n) = soon_req.id else { panic!() };
+    assert_eq!(params["requestId"], n, "the short one expired first");
+
+    let (late_result, late_took) = within(late).await.unwrap();
+    assert!(late_result.unwrap_err().is_timeout());
+    assert!(late_took >= Duration::from_millis(1200), "{late_took:?}");
+    server.expect_notification("notifications/cancelled").await;
+
+    assert_eq!(client.in_flight(), 1, "the long request is still waiting");
+    server.respond(&long_req.id, json!({"ok": true})).await;
+    let (long_result, _) = within(long).await.unwrap();
+    assert_eq!(long_result.unwrap()["ok"], true);
+}
+
+/// A timeout fires while the connection is otherwise idle, and again for a
+/// later request after the timer went quiet.
+#[tokio::test]
+async fn timeouts_fire_again_after_the_timer_went_idle() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    for _ in 0..2 {
+        let c = client.clone();
+        let call = tokio::spawn(async move {
+            c.request::<_, Value>(
+                "x/slow",
+                Some(&json!({})),
+                &RequestOptions::new().timeout(Duration::from_millis(150)),
+            )
+            .await
+        });
+        server.expect_request("x/slow").await;
+        assert!(within(call).await.unwrap().unwrap_err().is_timeout());
+        server.expect_notification("notifications/cancelled").await;
+        assert_eq!(client.in_flight(), 0);
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    }
+}
+
 #[tokio::test]
 async fn dropping_the_call_cancels_on_the_wire_and_frees_the_entry() {
     let (client, mut server) = connected(ClientConfig::new()).await;

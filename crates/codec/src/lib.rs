@@ -47,6 +47,7 @@
 mod content_length;
 mod encode;
 mod error;
+mod grow;
 pub mod jsonrpc;
 mod line;
 mod sse;
@@ -58,6 +59,7 @@ pub use encode::{
     ContentLengthEncoder, EncodeError, LineEncoder, encode_content_length, encode_line,
 };
 pub use error::DecodeError;
+pub use grow::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
 pub use line::LineDecoder;
 pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 #[cfg(feature = "tokio-codec")]

@@ -351,7 +351,13 @@ impl IoTransport {
             return Poll::Ready(true);
         };
         if self.buf.capacity() - self.buf.len() < self.read_buffer_size {
-            self.buf.reserve(self.read_buffer_size);
+            // A large frame gets room for the largest one in one step (see
+            // `grow_frame_buffer`), not a chain of doublings.
+            mcpwire_codec::grow_frame_buffer(
+                &mut self.buf,
+                self.read_buffer_size,
+                self.decoder.max_frame_len(),
+            );
         }
         // Without a grant the read-ahead stops at one read buffer in total.
         let room = if self.grants.any() {

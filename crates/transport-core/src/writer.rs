@@ -24,7 +24,9 @@ const BATCH_MAX_FRAMES: usize = 256;
 /// write side fails.
 ///
 /// Frames are taken in batches: the first frame is awaited, then whatever
-/// else is already queued is taken without waiting, framed, and written with
+/// else is already queued is taken without waiting; the task then yields
+/// once, so the other senders of the burst (tasks ready to run) add their
+/// frames too, and the batch is framed and written with
 /// as few system calls as the batch allows (small frames coalesced into one
 /// buffer, large ones passed by reference in a vectored write). The writer
 /// flushes only when the queue is empty, so a burst costs one flush. When the
@@ -86,14 +88,15 @@ pub(crate) async fn write_loop(
         let Some(first) = first else { break };
         let mut bytes = first.len();
         batch.push(first);
-        while bytes < BATCH_MAX_BYTES && batch.len() < BATCH_MAX_FRAMES {
-            match rx.try_recv() {
-                Ok(frame) => {
-                    bytes += frame.len();
-                    batch.push(frame);
-                }
-                Err(_) => break,
-            }
+        drain(&mut rx, &mut batch, &mut bytes);
+        // Frames reach this queue only in a burst (a lone frame is written
+        // by its sender), and the senders of a burst are tasks that are
+        // ready to run right now: let them run once before writing, so one
+        // system call carries the frames they are about to send instead of
+        // each frame costing its own write and its own wake-up of the peer.
+        if !closing && batch.len() < BATCH_MAX_FRAMES && bytes < BATCH_MAX_BYTES {
+            tokio::task::yield_now().await;
+            drain(&mut rx, &mut batch, &mut bytes);
         }
         frame_batch(framing, &batch, &mut scratch, &mut chunks);
         let mut result = shared.write_chunks(&chunks).await;
@@ -110,6 +113,19 @@ pub(crate) async fn write_loop(
     }
     // Best effort: the owner is closing and does not wait for an answer.
     shared.shutdown().await;
+}
+
+/// Takes what is already queued into `batch`, up to the batch bounds.
+fn drain(rx: &mut mpsc::Receiver<Bytes>, batch: &mut Vec<Bytes>, bytes: &mut usize) {
+    while *bytes < BATCH_MAX_BYTES && batch.len() < BATCH_MAX_FRAMES {
+        match rx.try_recv() {
+            Ok(frame) => {
+                *bytes += frame.len();
+                batch.push(frame);
+            }
+            Err(_) => break,
+        }
+    }
 }
 
 /// Reports a write failure: an error event, then every frame not known to

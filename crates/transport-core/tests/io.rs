@@ -650,3 +650,118 @@ async fn a_direct_write_that_does_not_fit_is_finished_in_order() {
     tokio::time::timeout(LONG, reader).await.unwrap().unwrap();
     drop(t);
 }
+
+/// A write half that records every write it accepts.
+struct RecordingWrite(std::sync::Arc<std::sync::Mutex<Vec<Vec<u8>>>>);
+
+impl tokio::io::AsyncWrite for RecordingWrite {
+    fn poll_write(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+        buf: &[u8],
+    ) -> std::task::Poll<std::io::Result<usize>> {
+        self.0.lock().unwrap().push(buf.to_vec());
+        std::task::Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn poll_shutdown(
+        self: std::pin::Pin<&mut Self>,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<std::io::Result<()>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+}
+
+/// Many tasks sending at once (the shape of many calls in flight): their
+/// frames share few writes, no write carries more than one batch (256
+/// frames), and every frame arrives whole and in each sender's order.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_from_many_tasks_shares_few_bounded_writes() {
+    const TASKS: usize = 64;
+    const ROUNDS: usize = 20;
+    let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (_keep, reader) = tokio::io::duplex(64);
+    let t = IoTransport::new(
+        reader,
+        RecordingWrite(writes.clone()),
+        IoConfig::new().outbound_capacity(TASKS * ROUNDS),
+    );
+    let start = std::sync::Arc::new(tokio::sync::Barrier::new(TASKS));
+    let mut tasks = Vec::new();
+    for s in 0..TASKS {
+        let (tx, start) = (t.sender(), start.clone());
+        tasks.push(tokio::spawn(async move {
+            start.wait().await;
+            for i in 0..ROUNDS {
+                tx.send(Bytes::from(format!("{s}:{i}"))).await.unwrap();
+                tokio::task::yield_now().await;
+            }
+        }));
+    }
+    for task in tasks {
+        tokio::time::timeout(LONG, task).await.unwrap().unwrap();
+    }
+    let deadline = tokio::time::Instant::now() + LONG;
+    loop {
+        let n: usize = writes
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|w: &Vec<u8>| w.iter().filter(|&&b| b == b'\n').count())
+            .sum();
+        if n == TASKS * ROUNDS {
+            break;
+        }
+        assert!(tokio::time::Instant::now() < deadline, "{n} frames written");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    let writes = writes.lock().unwrap().clone();
+    let mut next = [0usize; TASKS];
+    for w in &writes {
+        let frames = w.iter().filter(|&&b| b == b'\n').count();
+        assert!(frames <= 256, "one write carried {frames} frames");
+    }
+    for line in writes
+        .concat()
+        .split(|&b| b == b'\n')
+        .filter(|l| !l.is_empty())
+    {
+        let line = std::str::from_utf8(line).unwrap();
+        let (s, i) = line.split_once(':').unwrap();
+        let (s, i): (usize, usize) = (s.parse().unwrap(), i.parse().unwrap());
+        assert_eq!(i, next[s], "sender {s} out of order");
+        next[s] += 1;
+    }
+    assert!(
+        writes.len() * 4 < TASKS * ROUNDS,
+        "{} writes for {} frames",
+        writes.len(),
+        TASKS * ROUNDS
+    );
+    drop(t);
+}
+
+/// A lone small frame leaves in one plain write with its newline: one system
+/// call, nothing split.
+#[tokio::test]
+async fn a_lone_small_frame_is_one_write_with_its_newline() {
+    let writes = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (_keep, reader) = tokio::io::duplex(64);
+    let t = IoTransport::new(reader, RecordingWrite(writes.clone()), IoConfig::new());
+    t.sender()
+        .try_send(Bytes::from_static(br#"{"jsonrpc":"2.0","method":"m"}"#))
+        .unwrap();
+    assert_eq!(
+        *writes.lock().unwrap(),
+        vec![br#"{"jsonrpc":"2.0","method":"m"}"#.to_vec().into_iter().chain([b'\n']).collect::<Vec<u8>>()],
+        "written at once by the sender, in one piece"
+    );
+    drop(t);
+}

@@ -218,10 +218,13 @@ impl<'de> Visitor<'de> for BlockVisitor {
         let mut obj = Map::new();
         if let Some(first) = map.next_key::<Key<'de>>()? {
             if first.as_str() == "type" {
-                let kind: Value = map.next_value()?;
-                if kind.as_str() == Some("text") {
-                    return text_rest(map).map(ContentBlock::Text);
-                }
+                let kind = match map.next_value::<TypeTag<'de>>()? {
+                    TypeTag::Name(name) if name.as_str() == "text" => {
+                        return text_rest(map).map(ContentBlock::Text);
+                    }
+                    TypeTag::Name(name) => Value::String(name.into_string()),
+                    TypeTag::Other(v) => v,
+                };
                 obj.insert("type".to_owned(), kind);
             } else {
                 let value: Value = map.next_value()?;
@@ -233,6 +236,78 @@ impl<'de> Visitor<'de> for BlockVisitor {
             obj.insert(key, value);
         }
         from_object(obj).map_err(A::Error::custom)
+    }
+}
+
+/// The value of a block's `type`: a name, read without allocating when it
+/// has no escapes, or any other JSON value (which makes the block
+/// [`ContentBlock::Unknown`]), kept as sent.
+enum TypeTag<'de> {
+    Name(Key<'de>),
+    Other(Value),
+}
+
+impl<'de> Deserialize<'de> for TypeTag<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        d.deserialize_any(TypeTagVisitor)
+    }
+}
+
+struct TypeTagVisitor;
+
+impl<'de> Visitor<'de> for TypeTagVisitor {
+    type Value = TypeTag<'de>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a content block type")
+    }
+
+    fn visit_borrowed_str<E: serde::de::Error>(self, v: &'de str) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Name(Key::Borrowed(v)))
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Name(Key::Owned(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Name(Key::Owned(v)))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::Null))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<TypeTag<'de>, E> {
+        Ok(TypeTag::Other(Value::Null))
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<TypeTag<'de>, D::Error> {
+        Value::deserialize(d).map(TypeTag::Other)
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, seq: A) -> Result<TypeTag<'de>, A::Error> {
+        Value::deserialize(serde::de::value::SeqAccessDeserializer::new(seq)).map(TypeTag::Other)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, map: A) -> Result<TypeTag<'de>, A::Error> {
+        Value::deserialize(serde::de::value::MapAccessDeserializer::new(map)).map(TypeTag::Other)
     }
 }
 
@@ -300,6 +375,26 @@ mod tests {
         assert_eq!(parsed[0].as_text(), Some("hi"));
         assert!(matches!(parsed[5], ContentBlock::Unknown(_)));
         assert_eq!(serde_json::to_value(&parsed).unwrap(), blocks);
+    }
+
+    #[test]
+    fn a_type_that_is_not_a_name_keeps_the_block_whole() {
+        for kind in [
+            json!(5),
+            json!(-1.5),
+            json!(null),
+            json!(true),
+            json!([1, "a"]),
+            json!({"k": [null]}),
+        ] {
+            let block = json!({"type": kind, "text": "t", "x": 1});
+            let text = serde_json::to_string(&block).unwrap();
+            let parsed: ContentBlock = serde_json::from_str(&text).unwrap();
+            assert_eq!(parsed, ContentBlock::Unknown(block.clone()), "{text}");
+        }
+        let escaped: ContentBlock =
+            serde_json::from_str(r#"{"type": "t\u0065xt", "text": "hi"}"#).unwrap();
+        assert_eq!(escaped.as_text(), Some("hi"), "an escaped name is read too");
     }
 
     #[test]

@@ -1,3 +1,5 @@
+use std::io::Write;
+
 use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
@@ -25,7 +27,54 @@ fn write<P: Serialize + ?Sized, R: Serialize + ?Sized>(
     buf: &mut BytesMut,
     env: &Envelope<'_, P, R>,
 ) -> Result<(), serde_json::Error> {
-    serde_json::to_writer(buf.writer(), env)
+    serde_json::to_writer(FrameWriter(buf), env)
+}
+
+/// Appends to a frame buffer, growing it the way
+/// [`crate::grow_frame_buffer`] says.
+struct FrameWriter<'a>(&'a mut BytesMut);
+
+impl std::io::Write for FrameWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if self.0.capacity() - self.0.len() < data.len() {
+            crate::grow_frame_buffer(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+        }
+        self.0.put_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// [`FrameWriter`] for a `Vec`.
+struct VecFrameWriter<'a>(&'a mut Vec<u8>);
+
+impl std::io::Write for VecFrameWriter<'_> {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        self.write_all(data)?;
+        Ok(data.len())
+    }
+
+    #[inline]
+    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
+        if self.0.capacity() - self.0.len() < data.len() {
+            crate::grow_frame_vec(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+        }
+        self.0.extend_from_slice(data);
+        Ok(())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
 }
 
 /// Appends a request to `buf` as compact JSON (no line end).
@@ -35,17 +84,45 @@ pub fn encode_request<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write::<P, Absent>(
-        buf,
-        &Envelope {
-            jsonrpc: "2.0",
-            id: Some(id),
-            method: Some(method),
-            params,
-            result: None,
-            error: None,
-        },
-    )
+    write_request(&mut FrameWriter(buf), id, method, params)
+}
+
+/// Appends a request to `buf` as compact JSON (no line end), byte for byte
+/// what [`encode_request`] writes.
+///
+/// A `Vec` is the cheapest target serde_json writes to (its many small
+/// writes inline to a capacity check and a copy); the result converts into
+/// [`Bytes`](bytes::Bytes) without a copy.
+pub fn encode_request_vec<P: Serialize + ?Sized>(
+    buf: &mut Vec<u8>,
+    id: &Id,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    write_request(&mut VecFrameWriter(buf), id, method, params)
+}
+
+/// The request envelope written member by member in the order the
+/// `Envelope` struct has them; only `id`, `method` and `params` go through
+/// serde.
+fn write_request<W: Write, P: Serialize + ?Sized>(
+    w: &mut W,
+    id: &Id,
+    method: &str,
+    params: Option<&P>,
+) -> Result<(), serde_json::Error> {
+    w.write_all(br#"{"jsonrpc":"2.0","id":"#)
+        .map_err(serde_json::Error::io)?;
+    serde_json::to_writer(&mut *w, id)?;
+    w.write_all(br#","method":"#)
+        .map_err(serde_json::Error::io)?;
+    serde_json::to_writer(&mut *w, method)?;
+    if let Some(params) = params {
+        w.write_all(br#","params":"#)
+            .map_err(serde_json::Error::io)?;
+        serde_json::to_writer(&mut *w, params)?;
+    }
+    w.write_all(b"}").map_err(serde_json::Error::io)
 }
 
 /// Appends a notification to `buf` as compact JSON (no line end).
@@ -117,6 +194,36 @@ mod tests {
     use crate::jsonrpc::{ErrorCode, Message, Payload};
 
     #[test]
+    fn requests_match_the_envelope_serialization() {
+        let params = serde_json::json!({"name": "echo", "arguments": {"m": "a\"b\u{1}"}});
+        for (id, params) in [
+            (Id::Number(-3), Some(&params)),
+            (Id::from("x\"y"), None),
+            (Id::Number(i64::MAX), Some(&params)),
+        ] {
+            let mut expected = BytesMut::new();
+            write::<serde_json::Value, Absent>(
+                &mut expected,
+                &Envelope {
+                    jsonrpc: "2.0",
+                    id: Some(&id),
+                    method: Some("tools/\"call"),
+                    params,
+                    result: None,
+                    error: None,
+                },
+            )
+            .unwrap();
+            let mut buf = BytesMut::new();
+            encode_request(&mut buf, &id, "tools/\"call", params).unwrap();
+            assert_eq!(buf, expected);
+            let mut vec = Vec::new();
+            encode_request_vec(&mut vec, &id, "tools/\"call", params).unwrap();
+            assert_eq!(vec, expected.to_vec());
+        }
+    }
+
+    #[test]
     fn encoded_messages_parse_back() {
         let mut buf = BytesMut::new();
         encode_request(&mut buf, &Id::Number(0), "ping", None::<&()>).unwrap();
@@ -154,5 +261,31 @@ mod tests {
 
         encode_result(&mut buf, &Id::from("s"), &serde_json::json!({})).unwrap();
         assert_eq!(&buf[..], br#"{"jsonrpc":"2.0","id":"s","result":{}}"#);
+    }
+
+    #[test]
+    fn a_large_request_is_encoded_whole_into_one_large_step() {
+        // 1 MiB of text with characters to escape at both ends: the buffer
+        // takes the one large step mid-string and the bytes come out whole.
+        let text = format!("\"{}\n", "x".repeat(1 << 20));
+        let params = serde_json::json!({ "text": text });
+        let large = crate::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        let mut vec = Vec::new();
+        encode_request_vec(&mut vec, &Id::Number(9), "tools/call", Some(&params)).unwrap();
+        assert_eq!(vec.capacity(), large);
+        let mut buf = BytesMut::new();
+        encode_request(&mut buf, &Id::Number(9), "tools/call", Some(&params)).unwrap();
+        assert_eq!(buf.capacity(), large);
+        assert_eq!(buf, vec);
+        let Message::Request(r) = Message::parse(buf.split().freeze()).unwrap() else {
+            panic!()
+        };
+        assert_eq!(
+            r.params
+                .unwrap()
+                .deserialize::<serde_json::Value>()
+                .unwrap(),
+            params
+        );
     }
 }

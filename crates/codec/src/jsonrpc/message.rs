@@ -2,6 +2,7 @@ use bytes::Bytes;
 use serde::Deserialize;
 use serde_json::value::RawValue;
 
+use super::scan::{self, Members};
 use super::{EnvelopeError, ErrorCode, ErrorObject, Id, Payload};
 
 /// A request: a method call that expects a response with the same id.
@@ -152,17 +153,47 @@ fn not_an_object(frame: &[u8]) -> EnvelopeError {
 
 /// Parses the object in `text`, a sub-slice of `frame`; payloads become
 /// zero-copy slices of `frame`.
+///
+/// The members are found by the one-pass [`scan`] when the text is plainly
+/// well-formed, and by serde otherwise (which then also words the error).
+/// Either way the same members go through the same checks below.
 fn parse_object(frame: &Bytes, text: &[u8]) -> Result<Message, EnvelopeError> {
-    let raw: RawEnvelope<'_> = serde_json::from_slice(text).map_err(EnvelopeError::Json)?;
-    let slice = |v: &RawValue| -> Payload {
-        let start = v.get().as_ptr() as usize - frame.as_ptr() as usize;
-        Payload::from_checked(frame.slice(start..start + v.get().len()))
+    let fast = std::str::from_utf8(text).ok().and_then(scan::scan);
+    let members = match fast {
+        Some(m) => m,
+        None => {
+            let raw: RawEnvelope<'_> = serde_json::from_slice(text).map_err(EnvelopeError::Json)?;
+            return classify(frame, raw.members());
+        }
+    };
+    classify(frame, members)
+}
+
+impl<'a> RawEnvelope<'a> {
+    fn members(&self) -> Members<'a> {
+        Members {
+            jsonrpc: self.jsonrpc.map(RawValue::get),
+            id: self.id.map(RawValue::get),
+            method: self.method.map(RawValue::get),
+            params: self.params.map(RawValue::get),
+            result: self.result.map(RawValue::get),
+            error: self.error.map(RawValue::get),
+        }
+    }
+}
+
+/// Turns the members of an envelope (raw JSON texts, slices of `frame`)
+/// into a message.
+fn classify(frame: &Bytes, raw: Members<'_>) -> Result<Message, EnvelopeError> {
+    let slice = |v: &str| -> Payload {
+        let start = v.as_ptr() as usize - frame.as_ptr() as usize;
+        Payload::from_checked(frame.slice(start..start + v.len()))
     };
 
     match raw.jsonrpc {
-        Some(v) if v.get() == "\"2.0\"" => {}
+        Some("\"2.0\"") => {}
         // The fast path above misses escaped spellings such as "2\u002e0".
-        Some(v) if serde_json::from_str::<String>(v.get()).is_ok_and(|s| s == "2.0") => {}
+        Some(v) if serde_json::from_str::<String>(v).is_ok_and(|s| s == "2.0") => {}
         _ => return Err(EnvelopeError::WrongVersion),
     }
 
@@ -170,13 +201,13 @@ fn parse_object(frame: &Bytes, text: &[u8]) -> Result<Message, EnvelopeError> {
         if raw.result.is_some() || raw.error.is_some() {
             return Err(EnvelopeError::MethodAndResult);
         }
-        let method: String =
-            serde_json::from_str(method.get()).map_err(|_| EnvelopeError::BadMethod)?;
+        let method: String = match scan::plain_str(method) {
+            Some(m) => m.to_owned(),
+            None => serde_json::from_str(method).map_err(|_| EnvelopeError::BadMethod)?,
+        };
         let params = match raw.params {
             None => None,
-            Some(p) if matches!(first_byte(p.get().as_bytes()), Some(b'{' | b'[')) => {
-                Some(slice(p))
-            }
+            Some(p) if matches!(first_byte(p.as_bytes()), Some(b'{' | b'[')) => Some(slice(p)),
             Some(_) => return Err(EnvelopeError::BadParams),
         };
         return Ok(match raw.id {
@@ -205,14 +236,14 @@ fn parse_object(frame: &Bytes, text: &[u8]) -> Result<Message, EnvelopeError> {
                 None => None,
             };
             let e: RawError<'_> =
-                serde_json::from_str(error.get()).map_err(|_| EnvelopeError::BadError)?;
+                serde_json::from_str(error).map_err(|_| EnvelopeError::BadError)?;
             let code = i32::try_from(e.code).map_err(|_| EnvelopeError::BadError)?;
             Ok(Message::Response(Response {
                 id,
                 outcome: Err(ErrorObject {
                     code: ErrorCode(code),
                     message: e.message,
-                    data: e.data.map(slice),
+                    data: e.data.map(|d| slice(d.get())),
                 }),
             }))
         }
@@ -221,10 +252,12 @@ fn parse_object(frame: &Bytes, text: &[u8]) -> Result<Message, EnvelopeError> {
 }
 
 /// `Ok(None)` for `null`.
-fn parse_id(raw: &RawValue) -> Result<Option<Id>, EnvelopeError> {
-    let text = raw.get();
+fn parse_id(text: &str) -> Result<Option<Id>, EnvelopeError> {
     if text == "null" {
         return Ok(None);
+    }
+    if let Some(n) = scan::plain_i64(text) {
+        return Ok(Some(Id::Number(n)));
     }
     if text.starts_with('"') {
         return serde_json::from_str::<String>(text)
@@ -343,6 +376,117 @@ mod tests {
         for (input, check) in cases {
             let err = parse(input).expect_err(input);
             assert!(check(&err), "{input}: {err:?}");
+        }
+    }
+
+    /// The members serde finds, or `None` where serde refuses the text.
+    fn serde_members(text: &str) -> Option<Members<'_>> {
+        serde_json::from_str::<RawEnvelope<'_>>(text)
+            .ok()
+            .map(|raw| raw.members())
+    }
+
+    /// Pieces from which envelopes, well-formed and not, are assembled.
+    const PIECES: &[&str] = &[
+        "{",
+        "}",
+        "[",
+        "]",
+        ",",
+        ":",
+        " ",
+        "\n",
+        "\"",
+        "\\",
+        "\\u00e9",
+        "\\x",
+        "\t",
+        r#""jsonrpc""#,
+        r#""2.0""#,
+        r#""id""#,
+        r#""method""#,
+        r#""params""#,
+        r#""result""#,
+        r#""error""#,
+        r#""other""#,
+        r#""\u0069d""#,
+        "0",
+        "-1",
+        "12",
+        "1.5",
+        "1e3",
+        "01",
+        "-",
+        "true",
+        "false",
+        "null",
+        "nul",
+        r#""tools/call""#,
+        r#""a\"b""#,
+        "\u{e9}",
+        "\u{1}",
+        r#"{"code":-1,"message":"m"}"#,
+        r#"{"content":[{"type":"text","text":"x"}]}"#,
+    ];
+
+    proptest::proptest! {
+        /// Wherever the scanner answers, serde accepts the text and finds
+        /// the very same members; wherever serde refuses, the scanner
+        /// leaves the text to it.
+        #[test]
+        fn the_scanner_agrees_with_serde(picks in proptest::collection::vec(0..PIECES.len(), 0..24)) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let fast = scan::scan(&text);
+            if fast.is_some() {
+                proptest::prop_assert_eq!(fast, serde_members(&text), "{}", text);
+            }
+        }
+
+        /// The same for envelopes that are well-formed before one piece is
+        /// replaced, so most of them reach deep into the grammar.
+        #[test]
+        fn the_scanner_agrees_with_serde_near_valid_input(
+            at in 0usize..12,
+            with in 0..PIECES.len(),
+        ) {
+            let mut parts = vec![
+                "{", r#""jsonrpc""#, ":", r#""2.0""#, ",", r#""id""#, ":", "12", ",",
+                r#""result""#, ":", r#"{"content":[{"type":"text","text":"x"}]}"#, "}",
+            ];
+            parts[at] = PIECES[with];
+            let text: String = parts.concat();
+            let fast = scan::scan(&text);
+            let slow = serde_members(&text);
+            if fast.is_some() {
+                proptest::prop_assert_eq!(&fast, &slow, "{}", text);
+            }
+            if slow.is_some() && !text.contains('\\') {
+                proptest::prop_assert!(fast.is_some(), "plain text left to serde: {}", text);
+            }
+        }
+    }
+
+    #[test]
+    fn fast_and_serde_paths_build_the_same_messages() {
+        for text in [
+            r#"{"jsonrpc":"2.0","id":3,"result":{"content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"jsonrpc":"2.0","id":"s","method":"ping"}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":2}}"#,
+            r#"{"jsonrpc":"2.0","id":-9,"error":{"code":-32601,"message":"no","data":{"x":[1]}}}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"a\u002fb","params":[1]}"#,
+            r#"{"jsonrpc":"2.0","id":12345678901234567890,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":1e2,"result":1}"#,
+            r#"{"jsonrpc":"2.0","id":1,"method":"m","params":3}"#,
+        ] {
+            let frame = Bytes::copy_from_slice(text.as_bytes());
+            let text = std::str::from_utf8(&frame).unwrap();
+            let fast = scan::scan(text).expect("plain");
+            let slow = serde_members(text).expect("valid");
+            assert_eq!(
+                format!("{:?}", classify(&frame, fast)),
+                format!("{:?}", classify(&frame, slow)),
+                "{text}"
+            );
         }
     }
 

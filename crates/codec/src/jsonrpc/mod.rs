@@ -14,8 +14,11 @@ mod error;
 mod id;
 mod message;
 mod payload;
+mod scan;
 
-pub use encode::{encode_error_response, encode_notification, encode_request, encode_result};
+pub use encode::{
+    encode_error_response, encode_notification, encode_request, encode_request_vec, encode_result,
+};
 pub use error::{EnvelopeError, ErrorCode, ErrorObject};
 pub use id::Id;
 pub use message::{Batch, Frame, Message, Notification, Request, Response};

@@ -1,0 +1,119 @@
+//! How frame buffers grow: doubling while small, then one step to room for
+//! the largest frame allowed.
+
+use bytes::BytesMut;
+
+/// A buffer this long or longer holds a large frame (four 64 KiB reads).
+pub const LARGE_FRAME_LEN: usize = 256 << 10;
+
+/// Room kept beyond `max_frame_len` in the one-step reservation: a line end
+/// and the start of the next read.
+const LARGE_FRAME_SLACK: usize = 128 << 10;
+
+/// The one step never reserves more than this: with a limit raised to
+/// gigabytes, a frame grows by doubling past it, so a modest frame never
+/// asks the system for the whole limit.
+const LARGE_STEP_MAX: usize = 64 << 20;
+
+/// Makes room for `additional` more bytes in a buffer that is building one
+/// frame (read from the peer, or encoded to be sent).
+///
+/// A small buffer grows as usual, by doubling. Once it needs
+/// [`LARGE_FRAME_LEN`] bytes it gets, in one step, room for the largest
+/// frame allowed (`max_frame_len`, up to 64 MiB) plus a little slack,
+/// instead of doubling its way there:
+///
+/// - no chain of reallocations, each copying the frame so far;
+/// - the allocation is large enough that allocators map it straight from
+///   the kernel, which hands out its pages as they are first written, so
+///   the capacity never written costs no memory;
+/// - every large frame buffer asks for the same size. This matters with
+///   glibc: once a mapped block is freed, glibc raises its threshold for
+///   mapping to that block's size and serves smaller requests from its
+///   per-thread heaps, which keep freed memory. Requests of one fixed size
+///   stay at the threshold, so they keep being mapped, and are returned to
+///   the kernel when the frame is dropped, whichever thread allocated them.
+pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: usize) {
+    let needed = buf.len().saturating_add(additional);
+    let whole = grow_frame_buffer_len(max_frame_len);
+    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
+        // `reserve` would round up to double the capacity; the size must be
+        // exact. The copy is of less than `LARGE_FRAME_LEN` bytes, since the
+        // step is taken as soon as the frame needs that much.
+        let mut large = BytesMut::with_capacity(whole);
+        large.extend_from_slice(buf);
+        *buf = large;
+        return;
+    }
+    buf.reserve(additional);
+}
+
+/// [`grow_frame_buffer`] for a `Vec`: the same steps, the one large step
+/// made in place (a reallocation copying less than [`LARGE_FRAME_LEN`]).
+pub fn grow_frame_vec(buf: &mut Vec<u8>, additional: usize, max_frame_len: usize) {
+    let needed = buf.len().saturating_add(additional);
+    let whole = grow_frame_buffer_len(max_frame_len);
+    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
+        buf.reserve_exact(whole - buf.len());
+        return;
+    }
+    buf.reserve(additional);
+}
+
+/// The capacity [`grow_frame_buffer`] gives a large frame's buffer in its
+/// one step, for frames of at most `max_frame_len` bytes.
+pub fn grow_frame_buffer_len(max_frame_len: usize) -> usize {
+    max_frame_len
+        .min(LARGE_STEP_MAX)
+        .saturating_add(LARGE_FRAME_SLACK)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn small_buffers_grow_as_usual() {
+        let mut buf = BytesMut::with_capacity(16);
+        buf.extend_from_slice(&[1; 16]);
+        grow_frame_buffer(&mut buf, 100, 1 << 20);
+        assert!(buf.capacity() >= 116);
+        assert!(buf.capacity() < 1 << 20);
+    }
+
+    #[test]
+    fn a_large_frame_gets_room_for_the_largest_one_at_once() {
+        let max = 4 << 20;
+        let mut buf = BytesMut::with_capacity(1024);
+        buf.extend_from_slice(&[7; 1000]);
+        // One write that takes the frame past the large size: the buffer
+        // gets exactly the largest frame's room, and keeps its bytes.
+        grow_frame_buffer(&mut buf, LARGE_FRAME_LEN, max);
+        assert_eq!(buf.capacity(), max + LARGE_FRAME_SLACK);
+        assert_eq!(&buf[..], &[7; 1000][..]);
+        buf.extend_from_slice(&vec![7; LARGE_FRAME_LEN - 1000]);
+        // Beyond the largest frame it grows as usual again.
+        buf.extend_from_slice(&vec![8; max + LARGE_FRAME_SLACK - LARGE_FRAME_LEN]);
+        grow_frame_buffer(&mut buf, 1, max);
+        assert!(buf.capacity() > max + LARGE_FRAME_SLACK);
+    }
+
+    #[test]
+    fn a_vec_takes_the_same_steps() {
+        let max = 4 << 20;
+        let mut small = vec![1u8; 16];
+        grow_frame_vec(&mut small, 100, max);
+        assert!(small.capacity() >= 116 && small.capacity() < 1 << 20);
+        let mut large = vec![7u8; 1000];
+        grow_frame_vec(&mut large, LARGE_FRAME_LEN, max);
+        assert_eq!(large.capacity(), grow_frame_buffer_len(max));
+        assert_eq!(large, vec![7u8; 1000]);
+    }
+
+    #[test]
+    fn a_huge_limit_is_not_reserved_whole() {
+        let mut buf = BytesMut::new();
+        grow_frame_buffer(&mut buf, LARGE_FRAME_LEN, 1 << 40);
+        assert_eq!(buf.capacity(), LARGE_STEP_MAX + LARGE_FRAME_SLACK);
+    }
+}
