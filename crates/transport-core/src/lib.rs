@@ -61,5 +61,5 @@ pub use event::{CloseReason, ExitInfo, TransportEvent};
 pub use harness::{GrantHarness, HarnessError};
 pub use io::IoTransport;
 pub use io_config::{Framing, IoConfig, NonJsonPolicy};
-pub use sender::FrameSender;
+pub use sender::{DirectSend, FrameSender, Offered};
 pub use transport::{Transport, TransportExt, TransportInfo};

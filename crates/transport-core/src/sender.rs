@@ -23,6 +23,41 @@ pub struct FrameSender {
     /// Set by byte-stream transports: lets a sender write a frame itself when
     /// nothing is queued, saving the writer task's wake-up.
     direct: Option<Arc<SharedWrite>>,
+    /// Set by other transports (HTTP): the same, through [`DirectSend`].
+    hook: Option<Arc<dyn DirectSend>>,
+}
+
+/// A transport's way to take a frame from the sender's own task instead of
+/// through the queue, saving its driver task a wake-up and a channel hop.
+///
+/// [`FrameSender`] checks every frame (receive-only, maximum length,
+/// newlines) before offering it, so an implementation never sees a frame the
+/// queue would have refused. The implementation keeps order: it must answer
+/// [`Offered::Queue`] while any frame offered earlier is still queued, and
+/// count the frames it sends to the queue until its driver has handed them
+/// on. It must not block or wait: it is called from `try_send` too.
+pub trait DirectSend: Send + Sync + std::fmt::Debug {
+    /// Takes `frame` now if nothing is ahead of it, or hands it back to be
+    /// queued (then counted as queued until [`unqueue`](Self::unqueue) or
+    /// the transport's driver takes it).
+    fn offer(&self, frame: Bytes) -> Offered;
+
+    /// A frame answered with [`Offered::Queue`] never made it into the
+    /// queue (full, closed, or the `send` future was dropped).
+    fn unqueue(&self);
+}
+
+/// What a [`DirectSend`] made of a frame.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum Offered {
+    /// Taken: the transport sends it, and reports it as undelivered if it
+    /// cannot.
+    Taken,
+    /// Put it in the queue (it is counted as queued).
+    Queue(Bytes),
+    /// The transport has stopped taking frames.
+    Closed(Bytes),
 }
 
 impl FrameSender {
@@ -38,6 +73,7 @@ impl FrameSender {
                 reject_newlines: false,
                 can_send: true,
                 direct: None,
+                hook: None,
             },
             rx,
         )
@@ -73,9 +109,24 @@ impl FrameSender {
         self
     }
 
+    /// Offers every frame that passes the checks to `hook` before queueing
+    /// it: see [`DirectSend`].
+    #[must_use]
+    pub fn direct_send(mut self, hook: Arc<dyn DirectSend>) -> Self {
+        self.hook = Some(hook);
+        self
+    }
+
     /// Writes the frame at once if possible. `Ok(None)`: done; `Ok(Some)`:
     /// queue it (counted as queued); `Err`: the transport is closed.
     fn try_direct(&self, frame: Bytes) -> Result<Option<Bytes>, SendError> {
+        if let Some(hook) = &self.hook {
+            return match hook.offer(frame) {
+                Offered::Taken => Ok(None),
+                Offered::Queue(frame) => Ok(Some(frame)),
+                Offered::Closed(frame) => Err(SendError::Closed(frame)),
+            };
+        }
         match &self.direct {
             None => Ok(Some(frame)),
             Some(shared) => match shared.try_direct(frame) {
@@ -123,15 +174,15 @@ impl FrameSender {
         };
         // Undoes the "queued" count if the frame never makes it into the
         // queue, including when this future is dropped while waiting.
-        struct Unqueue<'a>(Option<&'a SharedWrite>);
+        struct Unqueue<'a>(Option<&'a FrameSender>);
         impl Drop for Unqueue<'_> {
             fn drop(&mut self) {
-                if let Some(shared) = self.0 {
-                    shared.unqueue(1);
+                if let Some(sender) = self.0 {
+                    sender.unqueue();
                 }
             }
         }
-        let mut guard = Unqueue(self.direct.as_deref());
+        let mut guard = Unqueue(Some(self));
         let result = self.tx.send(frame).await;
         if result.is_ok() {
             guard.0 = None;
@@ -140,6 +191,9 @@ impl FrameSender {
     }
 
     fn unqueue(&self) {
+        if let Some(hook) = &self.hook {
+            hook.unqueue();
+        }
         if let Some(shared) = &self.direct {
             shared.unqueue(1);
         }
@@ -193,5 +247,88 @@ mod tests {
             tx.send(Bytes::from_static(b"[]")).await,
             Err(SendError::NotSupported(_))
         ));
+    }
+
+    /// A hook that takes frames starting with `t`, hands back `c` as closed,
+    /// and queues the rest, counting them.
+    #[derive(Debug, Default)]
+    struct Hook {
+        taken: std::sync::Mutex<Vec<Bytes>>,
+        offered: std::sync::atomic::AtomicUsize,
+        queued: std::sync::atomic::AtomicIsize,
+    }
+
+    impl DirectSend for Hook {
+        fn offer(&self, frame: Bytes) -> Offered {
+            use std::sync::atomic::Ordering::SeqCst;
+            self.offered.fetch_add(1, SeqCst);
+            match frame.first() {
+                Some(b't') => {
+                    self.taken.lock().unwrap().push(frame);
+                    Offered::Taken
+                }
+                Some(b'c') => Offered::Closed(frame),
+                _ => {
+                    self.queued.fetch_add(1, SeqCst);
+                    Offered::Queue(frame)
+                }
+            }
+        }
+
+        fn unqueue(&self) {
+            self.queued
+                .fetch_sub(1, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    #[tokio::test]
+    async fn direct_send_hook_sees_only_checked_frames_and_keeps_the_count() {
+        use std::sync::atomic::Ordering::SeqCst;
+        let hook = Arc::new(Hook::default());
+        let (tx, mut rx) = FrameSender::channel(1);
+        let tx = tx.max_frame_len(4).direct_send(hook.clone());
+        // Taken frames skip the queue.
+        tx.try_send(Bytes::from_static(b"t1")).unwrap();
+        tx.send(Bytes::from_static(b"t2")).await.unwrap();
+        assert_eq!(*hook.taken.lock().unwrap(), ["t1", "t2"]);
+        // The length check runs first: the hook never sees the frame.
+        assert!(matches!(
+            tx.try_send(Bytes::from_static(b"t2345")),
+            Err(SendError::TooLarge(_, 4))
+        ));
+        assert_eq!(hook.offered.load(SeqCst), 2);
+        // Queued frames are counted, and uncounted when the queue refuses.
+        tx.try_send(Bytes::from_static(b"q1")).unwrap();
+        assert!(matches!(
+            tx.try_send(Bytes::from_static(b"q2")),
+            Err(SendError::Busy(_))
+        ));
+        assert_eq!(hook.queued.load(SeqCst), 1);
+        // A `send` dropped while waiting for room uncounts its frame too.
+        let waiting = tx.send(Bytes::from_static(b"q3"));
+        assert!(
+            tokio::time::timeout(std::time::Duration::from_millis(20), waiting)
+                .await
+                .is_err()
+        );
+        assert_eq!(hook.queued.load(SeqCst), 1);
+        assert_eq!(rx.recv().await.unwrap(), "q1");
+        // The hook's `Closed` is the sender's `Closed`, frame handed back.
+        assert!(
+            matches!(tx.try_send(Bytes::from_static(b"c1")), Err(SendError::Closed(f)) if f == "c1")
+        );
+    }
+
+    #[tokio::test]
+    async fn receive_only_refuses_before_the_direct_send_hook() {
+        let hook = Arc::new(Hook::default());
+        let (tx, _rx) = FrameSender::channel(4);
+        let tx = tx.direct_send(hook.clone()).receive_only();
+        assert!(matches!(
+            tx.send(Bytes::from_static(b"t1")).await,
+            Err(SendError::NotSupported(_))
+        ));
+        assert_eq!(hook.offered.load(std::sync::atomic::Ordering::SeqCst), 0);
+        assert!(hook.taken.lock().unwrap().is_empty());
     }
 }

@@ -246,6 +246,31 @@ pub(crate) fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     )
 }
 
+/// An answer's media type, as far as a POST's answer cares.
+pub(crate) enum Media {
+    Json,
+    EventStream,
+    /// Anything else, lowercased, for the error.
+    Other(String),
+}
+
+impl Media {
+    /// The answer's media type, parameters aside, in any case; allocates
+    /// only for a type it does not know.
+    pub(crate) fn of(headers: &HeaderMap) -> Media {
+        let value = headers.get(CONTENT_TYPE).map_or(&b""[..], |v| v.as_bytes());
+        let end = value.iter().position(|b| *b == b';').unwrap_or(value.len());
+        let media = value[..end].trim_ascii();
+        if media.eq_ignore_ascii_case(b"application/json") {
+            Media::Json
+        } else if media.eq_ignore_ascii_case(b"text/event-stream") {
+            Media::EventStream
+        } else {
+            Media::Other(media_type(headers))
+        }
+    }
+}
+
 /// The media type of an answer, lowercased, without parameters.
 pub(crate) fn media_type(headers: &HeaderMap) -> String {
     headers
@@ -256,21 +281,40 @@ pub(crate) fn media_type(headers: &HeaderMap) -> String {
         .unwrap_or_default()
 }
 
-/// Reads a whole body of at most `max` bytes within `timeout`.
+/// Reads a whole body of at most `max` bytes within `timeout`. A body that
+/// arrives as one data frame (most answers) is returned as that frame, with
+/// no copy; trailers are ignored.
 pub(crate) async fn read_body(
-    body: Incoming,
+    mut body: Incoming,
     max: usize,
     timeout: Duration,
 ) -> Result<Bytes, Error> {
-    let limited = http_body_util::Limited::new(body, max);
-    match tokio::time::timeout(timeout, limited.collect()).await {
-        Ok(Ok(collected)) => Ok(collected.to_bytes()),
-        Ok(Err(e)) if e.is::<http_body_util::LengthLimitError>() => {
-            Err(Error::BodyTooLarge { max })
+    let read = async {
+        let mut first: Option<Bytes> = None;
+        let mut rest = BytesMut::new();
+        while let Some(frame) = body.frame().await {
+            let frame = frame.map_err(|e| Error::Request(Box::new(e)))?;
+            let Ok(data) = frame.into_data() else {
+                continue;
+            };
+            let len = first.as_ref().map_or(0, Bytes::len) + rest.len() + data.len();
+            if len > max {
+                return Err(Error::BodyTooLarge { max });
+            }
+            if let Some(first) = first.take() {
+                rest.extend_from_slice(&first);
+                rest.extend_from_slice(&data);
+            } else if rest.is_empty() {
+                first = Some(data);
+            } else {
+                rest.extend_from_slice(&data);
+            }
         }
-        Ok(Err(e)) => Err(Error::Request(e)),
-        Err(_) => Err(Error::Timeout),
-    }
+        Ok(first.unwrap_or_else(|| rest.freeze()))
+    };
+    tokio::time::timeout(timeout, read)
+        .await
+        .unwrap_or(Err(Error::Timeout))
 }
 
 #[cfg(test)]
@@ -298,5 +342,11 @@ mod tests {
             "Text/Event-Stream; charset=utf-8".parse().unwrap(),
         );
         assert_eq!(media_type(&h), "text/event-stream");
+        assert!(matches!(Media::of(&h), Media::EventStream));
+        h.insert(CONTENT_TYPE, " application/JSON ;x=y".parse().unwrap());
+        assert!(matches!(Media::of(&h), Media::Json));
+        h.insert(CONTENT_TYPE, "text/html".parse().unwrap());
+        assert!(matches!(Media::of(&h), Media::Other(m) if m == "text/html"));
+        assert!(matches!(Media::of(&HeaderMap::new()), Media::Other(m) if m.is_empty()));
     }
 }

@@ -6,15 +6,17 @@ use bytes::Bytes;
 use futures_util::StreamExt;
 use futures_util::stream::FuturesUnordered;
 use http::Uri;
-use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::CloseReason;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
+use crate::direct::DirectPost;
 use crate::events::Events;
+pub(crate) use crate::outbound::Outbound;
 use crate::session::{SessionSnapshot, Shared};
 use crate::streamable::Probe;
 use crate::{Error, HttpClient, HttpMode};
+use mcpwire_transport::DirectSend as _;
 
 /// How a transport starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -33,34 +35,6 @@ impl Start {
             Start::Streamable => Some(HttpMode::StreamableHttp),
             Start::Legacy => Some(HttpMode::LegacySse),
             Start::ReceiveOnly => Some(HttpMode::ReceiveOnlySse),
-        }
-    }
-}
-
-/// What the transport may know about an outbound frame: its JSON-RPC
-/// envelope, never its MCP meaning beyond the two lifecycle methods that
-/// change the transport's own state.
-#[derive(Debug, Clone)]
-pub(crate) enum Outbound {
-    /// A request: an answer (JSON or SSE) is expected on its POST.
-    Request { id: Id, initialize: bool },
-    /// A notification; `initialized` opens the GET stream.
-    Notification { initialized: bool },
-    /// A response, a batch, or something we cannot read: posted as is.
-    Other,
-}
-
-impl Outbound {
-    pub(crate) fn classify(frame: &Bytes) -> Outbound {
-        match Message::parse(frame.clone()) {
-            Ok(Message::Request(r)) => Outbound::Request {
-                initialize: r.method == "initialize",
-                id: r.id,
-            },
-            Ok(Message::Notification(n)) => Outbound::Notification {
-                initialized: n.method == "notifications/initialized",
-            },
-            _ => Outbound::Other,
         }
     }
 }
@@ -100,22 +74,45 @@ pub(crate) struct Driver {
     pub(crate) snap: SessionSnapshot,
     pub(crate) listener: Option<tokio::task::AbortHandle>,
     pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
+    /// The requests in flight, shared with the senders that post directly.
+    pub(crate) direct: Arc<DirectPost>,
+    /// Drops the requests in flight however the driver ends (an aborted
+    /// task included), so a sender cannot keep them, or start new ones.
+    _abandon: Abandon,
+}
+
+struct Abandon(Arc<DirectPost>);
+
+impl Drop for Abandon {
+    fn drop(&mut self) {
+        self.0.abandon();
+    }
 }
 
 impl Driver {
-    pub(crate) fn new(client: HttpClient, shared: Arc<Shared>, url: Uri, events: Events) -> Self {
+    pub(crate) fn new(
+        client: HttpClient,
+        shared: Arc<Shared>,
+        url: Uri,
+        events: Events,
+        runtime: &tokio::runtime::Handle,
+    ) -> Self {
         let in_flight = Arc::new(tokio::sync::Semaphore::new(client.config().max_in_flight));
+        let ctx = Arc::new(Ctx {
+            client,
+            shared,
+            url,
+            events,
+        });
+        let direct = Arc::new(DirectPost::new(ctx.clone(), in_flight.clone(), runtime));
         Self {
             in_flight,
-            ctx: Arc::new(Ctx {
-                client,
-                shared,
-                url,
-                events,
-            }),
+            ctx,
             tasks: JoinSet::new(),
             snap: SessionSnapshot::default(),
             listener: None,
+            direct: direct.clone(),
+            _abandon: Abandon(direct),
         }
     }
 
@@ -136,6 +133,8 @@ impl Driver {
             let Some(first) = first else {
                 return CloseReason::Local;
             };
+            // The probe is handed on here, not in the loop below.
+            self.direct.unqueue();
             if let Probe::Legacy(frame, stream) = self.probe(first).await {
                 pending = Some((frame, stream));
             }
@@ -144,12 +143,15 @@ impl Driver {
             let receive_only = start == Start::ReceiveOnly;
             return self.run_legacy(rx, shutdown, pending, receive_only).await;
         }
-        let mut requests = InFlight::new();
+        // Requests in flight live in `direct`, where senders may add
+        // theirs; polling it (first in the loop) also gives them the
+        // driver's waker.
+        let direct = self.direct.clone();
         loop {
             tokio::select! {
                 biased;
                 _ = shutdown.changed() => break,
-                Some(()) = requests.next(), if !requests.is_empty() => {}
+                () = direct.drive() => {}
                 frame = rx.recv() => match frame {
                     Some(frame) => {
                         // The requests in flight go on while this frame is
@@ -157,19 +159,17 @@ impl Driver {
                         // only they can give back).
                         let exchange = tokio::select! {
                             exchange = self.send_streamable(frame) => exchange,
-                            () = drive(&mut requests) => None,
+                            () = direct.drive() => None,
                             _ = shutdown.changed() => break,
                         };
-                        if let Some(exchange) = exchange {
-                            requests.push(exchange);
-                        }
+                        direct.handed_on(exchange);
                     }
                     None => break,
                 },
                 Some(_) = self.tasks.join_next() => {}
             }
         }
-        self.close_streamable(rx, requests).await;
+        self.close_streamable(rx).await;
         CloseReason::Local
     }
 }

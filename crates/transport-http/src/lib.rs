@@ -36,11 +36,13 @@
 mod client;
 mod config;
 mod connector;
+mod direct;
 mod driver;
 mod error;
 mod events;
 mod legacy;
 mod mode;
+mod outbound;
 mod proxy;
 mod retry;
 mod session;

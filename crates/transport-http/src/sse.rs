@@ -6,7 +6,7 @@ use http::Method;
 use http::header::ACCEPT;
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
-use mcpwire_codec::jsonrpc::{Id, Message};
+use mcpwire_codec::jsonrpc::Id;
 use mcpwire_codec::{SseDecoder, SseEvent};
 use mcpwire_transport::TransportError;
 
@@ -14,6 +14,7 @@ use crate::Error;
 use crate::client::{media_type, retry_after, status_error};
 use crate::driver::Ctx;
 use crate::events::SseStep;
+use crate::outbound::answers;
 use crate::retry::Backoff;
 use crate::streamable::{
     ACCEPT_SSE, LAST_EVENT_ID, MCP_SESSION_ID, capture_protocol_version, is_busy, session_headers,
@@ -112,14 +113,6 @@ impl Cursor {
 /// data. A priming event (an id and empty data) is not one.
 pub(crate) fn is_message(event: &SseEvent) -> bool {
     event.event == "message" && !event.data.is_empty()
-}
-
-/// True if `frame` is the response to the request with `id`.
-fn answers(frame: &Bytes, id: &Id) -> bool {
-    match Message::parse(frame.clone()) {
-        Ok(Message::Response(r)) => r.id.as_ref() == Some(id),
-        _ => false,
-    }
 }
 
 /// Delivers the messages of an SSE answer to a POST. If the stream breaks

@@ -13,10 +13,11 @@ use mcpwire_codec::jsonrpc::Message;
 use mcpwire_transport::TransportError;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::client::{media_type, read_body, retry_after, status_error};
-use crate::driver::{Ctx, Driver, Exchange, InFlight, Outbound, drive};
+use crate::client::{Media, read_body, retry_after, status_error};
+use crate::driver::{Ctx, Driver, Exchange, Outbound, drive};
 use crate::session::{SessionSnapshot, valid_session_id};
 use crate::{Error, HttpMode};
+use mcpwire_transport::DirectSend as _;
 
 pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
 pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
@@ -53,7 +54,18 @@ impl Driver {
             Outbound::Request { .. } => {
                 // Waiting for a permit stops the driver taking frames from
                 // its queue: senders then see `Busy`.
-                let permit = self.in_flight.clone().acquire_owned().await.ok()?;
+                let permit = match self.in_flight.clone().try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(_) => {
+                        // Only the requests in flight give a permit back:
+                        // until then their wakes are the driver's (see
+                        // `direct`), whether or not a consumer polls.
+                        self.direct.driver_waits(true);
+                        let permit = self.in_flight.clone().acquire_owned().await;
+                        self.direct.driver_waits(false);
+                        permit.ok()?
+                    }
+                };
                 let ctx = self.ctx.clone();
                 Some(Box::pin(async move {
                     exchange(ctx, req, frame, kind).await;
@@ -155,19 +167,21 @@ impl Driver {
 
     /// Closing: flush what is queued, end the session, stop every task; all
     /// within the close timeout.
-    pub(crate) async fn close_streamable(
-        &mut self,
-        mut rx: mpsc::Receiver<Bytes>,
-        mut requests: InFlight,
-    ) {
+    pub(crate) async fn close_streamable(&mut self, mut rx: mpsc::Receiver<Bytes>) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
+        // From here on every frame goes through the queue, which is flushed
+        // below (or refuses it once closed).
+        self.direct.close();
         rx.close();
+        let mut requests = self.direct.take_requests();
         let timeout = self.ctx.client.config().close_timeout;
         let ctx = self.ctx.clone();
+        let direct = self.direct.clone();
         let flush = async {
             while let Some(frame) = rx.recv().await {
+                direct.unqueue();
                 let kind = Outbound::classify(&frame);
                 let req = post(&ctx, &ctx.shared.snapshot(), &frame, &kind);
                 exchange(ctx.clone(), req, frame, kind).await;
@@ -339,9 +353,8 @@ async fn deliver_body(
     initialize: bool,
 ) -> bool {
     let config = ctx.client.config();
-    let media = media_type(resp.headers());
-    match media.as_str() {
-        "application/json" => {
+    match Media::of(resp.headers()) {
+        Media::Json => {
             match read_body(
                 resp.into_body(),
                 config.max_frame_len,
@@ -363,10 +376,10 @@ async fn deliver_body(
                 }
             }
         }
-        "text/event-stream" => {
+        Media::EventStream => {
             crate::sse::answer_stream(ctx, resp.into_body(), frame, id, initialize).await
         }
-        _ => {
+        Media::Other(media) => {
             // Some servers answer a notification with 200 and no body (and no
             // content type) instead of 202: that is an acceptance too.
             match read_body(

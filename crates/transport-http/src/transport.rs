@@ -11,6 +11,7 @@ use mcpwire_transport::{
 use tokio::sync::{oneshot, watch};
 use tokio::time::Sleep;
 
+use crate::direct::DirectPost;
 use crate::driver::{Driver, Start};
 use crate::events::{EventQueues, Events};
 use crate::session::Shared;
@@ -24,8 +25,14 @@ use crate::{Error, HttpClient, HttpMode};
 ///
 /// Each transport spawns one driver task on the current tokio runtime (so the
 /// constructors fail with [`Error::NoRuntime`] outside one). The driver posts
-/// queued frames and spawns one task per open response stream. Dropping the
-/// transport aborts them all at once; [`close`](mcpwire_transport::TransportExt::close)
+/// queued frames, and spawns tasks only for streams that are not a request's
+/// answer (the GET stream, a notification's answer body, the first answer
+/// during the automatic fallback, the legacy SSE stream). Requests in flight are not tasks: in Streamable HTTP a
+/// request sent while nothing is queued is posted from the sender's own task
+/// (on the transport's runtime), and the requests in flight are polled by the
+/// driver and by [`poll_event`](Transport::poll_event), whichever a ready
+/// answer wakes (see `docs/http.md`). Dropping the transport aborts and drops
+/// them all at once; [`close`](mcpwire_transport::TransportExt::close)
 /// first flushes queued frames and ends the session with `DELETE`, bounded by
 /// [`HttpConfig::close_timeout`](crate::HttpConfig::close_timeout).
 ///
@@ -51,6 +58,7 @@ pub struct HttpTransport {
     close_deadline: Option<Pin<Box<Sleep>>>,
     close_timeout: std::time::Duration,
     driver: tokio::task::AbortHandle,
+    direct: Arc<DirectPost>,
 }
 
 impl std::fmt::Debug for HttpTransport {
@@ -98,16 +106,21 @@ impl HttpTransport {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let uri = crate::driver::parse_url(url)?;
         let config = client.config();
-        let (sender, rx) = FrameSender::channel(config.queue_capacity);
-        let mut sender = sender.max_frame_len(config.max_frame_len);
-        if start == Start::ReceiveOnly {
-            sender = sender.receive_only();
-        }
         let (events, queues) = Events::new(config.read_ahead);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();
         let shared = Arc::new(Shared::new(url.to_owned(), start.mode()));
-        let driver = Driver::new(client.clone(), shared.clone(), uri, events);
+        let driver = Driver::new(client.clone(), shared.clone(), uri, events, &runtime);
+        let direct = driver.direct.clone();
+        let (sender, rx) = FrameSender::channel(config.queue_capacity);
+        let mut sender = sender.max_frame_len(config.max_frame_len);
+        match start {
+            Start::ReceiveOnly => sender = sender.receive_only(),
+            // Only Streamable HTTP posts directly; the automatic start
+            // does once the probe has settled on it.
+            Start::Auto | Start::Streamable => sender = sender.direct_send(direct.clone()),
+            Start::Legacy => {}
+        }
         let task = runtime.spawn(async move {
             let reason = driver.run(rx, shutdown_rx, start).await;
             let _ = done_tx.send(reason);
@@ -126,6 +139,7 @@ impl HttpTransport {
             close_deadline: None,
             close_timeout: config.close_timeout,
             driver: task.abort_handle(),
+            direct,
         })
     }
 
@@ -180,6 +194,9 @@ impl HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
+        // The driver's own guard does the same once the abort is processed;
+        // this closes the window before that for senders still alive.
+        self.direct.abandon();
         self.driver.abort();
     }
 }
@@ -197,6 +214,8 @@ impl Transport for HttpTransport {
         if self.reported {
             return Poll::Ready(None);
         }
+        // Answers that woke us are read into the queues first.
+        self.direct.poll_for_consumer();
         if let Poll::Ready(Some(event)) = self.queues.control.poll_recv(cx) {
             return Poll::Ready(Some(event));
         }
@@ -218,12 +237,14 @@ impl Transport for HttpTransport {
                 return Poll::Ready(Some(TransportEvent::Closed(reason.clone())));
             }
         }
+        self.direct.consumer_waits(cx.waker());
         Poll::Pending
     }
 
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if !self.closing {
             self.closing = true;
+            self.direct.close();
             let _ = self.shutdown.send(true);
             // The driver bounds its own flush and DELETE; this deadline only
             // guards against a driver that fails to.

@@ -475,3 +475,43 @@ async fn a_server_that_never_answers_times_out() {
         other => panic!("expected a timeout, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn a_json_answer_in_several_chunks_is_one_frame_and_an_oversized_one_is_refused() {
+    let answer = result(1, r#"{"tools":[{"name":"a-tool-with-a-longish-name"}]}"#);
+    let (head, tail) = answer.split_at(answer.len() / 2);
+    let (head, tail) = (head.to_owned(), tail.to_owned());
+    let server = Server::start(move |_| {
+        let (head, tail) = (head.clone(), tail.clone());
+        async move {
+            Reply::json(&head)
+                .delay(30)
+                .body(&tail[..4])
+                .delay(30)
+                .body(&tail[4..])
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    let got = next_frame(&mut t).await;
+    assert_eq!(
+        got,
+        serde_json::from_str::<serde_json::Value>(&answer).unwrap()
+    );
+
+    // The same answer against a limit below its length: undelivered, typed.
+    let small = HttpClient::new(quick_config().max_frame_len(answer.len() - 1)).unwrap();
+    let mut t = HttpTransport::streamable(&small, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered {
+            frame: f,
+            error: TransportError::Other(e),
+        } => {
+            assert_eq!(f, LIST);
+            assert!(e.to_string().contains("limit"), "{e}");
+        }
+        other => panic!("expected an undelivered oversized answer, got {other:?}"),
+    }
+}
