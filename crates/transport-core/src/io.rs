@@ -64,7 +64,9 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 /// a hop through a writer task often crosses threads and costs more than the
 /// pipe round trip.) Frames sent in a burst go to the bounded queue, which a
 /// writer task spawned at construction drains (so construction needs a tokio
-/// runtime): it takes every frame already queued as one batch, coalesces
+/// runtime): woken by the first frame of a burst, it yields once so the
+/// burst's other senders can queue theirs, then takes every frame queued as
+/// one batch, coalesces
 /// small frames into one buffer, passes large ones by reference in a vectored
 /// write, and flushes only when the queue is empty. Whatever a direct write
 /// cannot finish (a full pipe) is handed to the writer task, which finishes
