@@ -90,6 +90,12 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 pub struct IoTransport {
     reader: Option<BoxedRead>,
     buf: BytesMut,
+    /// The allocation of the last large frame, for the next one to reuse
+    /// once that frame is dropped (see `release_after`).
+    spare: Option<BytesMut>,
+    /// How many large frames were read into a spare allocation.
+    #[cfg(test)]
+    spare_reuses: usize,
     decoder: Decoder,
     read_buffer_size: usize,
     non_json: NonJsonPolicy,
@@ -202,6 +208,9 @@ impl IoTransport {
         Self {
             reader: Some(Box::pin(reader)),
             buf: BytesMut::new(),
+            spare: None,
+            #[cfg(test)]
+            spare_reuses: 0,
             decoder: Decoder::new(config.framing, config.max_frame_len),
             read_buffer_size: config.read_buffer_size,
             non_json: config.non_json,
@@ -278,10 +287,46 @@ impl IoTransport {
     /// the old allocation (grown to fit the frame) is freed as soon as the
     /// consumer drops the frame, instead of staying resident, as large as
     /// the largest frame ever received, for the rest of the connection.
+    ///
+    /// The old allocation is remembered as `spare` until a small frame
+    /// arrives: if the next large frame starts after the consumer dropped
+    /// this one, it is read into the same allocation (its pages already
+    /// mapped) instead of a new one.
     fn release_after(&mut self, frame: &Bytes) {
         if frame.len() >= LARGE_FRAME_READS * self.read_buffer_size {
-            self.buf = BytesMut::from(&self.buf[..]);
+            let fresh = BytesMut::from(&self.buf[..]);
+            let mut old = std::mem::replace(&mut self.buf, fresh);
+            old.clear();
+            self.spare = Some(old);
+        } else {
+            self.spare = None;
         }
+    }
+
+    /// Makes room for one more read: in the spare allocation of the last
+    /// large frame if this one has grown large too and the last one is gone,
+    /// otherwise as [`grow_frame_buffer`](mcpwire_codec::grow_frame_buffer)
+    /// says (a large frame gets room for the largest one in one step, not a
+    /// chain of doublings).
+    fn make_room(&mut self) {
+        let max = self.decoder.max_frame_len();
+        if self.buf.len() + self.read_buffer_size >= mcpwire_codec::LARGE_FRAME_LEN {
+            if let Some(mut spare) = self.spare.take() {
+                // Succeeds only if nothing else holds the allocation, and
+                // then moves the view back to its start: the whole
+                // allocation is ours again.
+                if spare.try_reclaim(mcpwire_codec::grow_frame_buffer_len(max)) {
+                    spare.extend_from_slice(&self.buf);
+                    self.buf = spare;
+                    #[cfg(test)]
+                    {
+                        self.spare_reuses += 1;
+                    }
+                    return;
+                }
+            }
+        }
+        mcpwire_codec::grow_frame_buffer(&mut self.buf, self.read_buffer_size, max);
     }
 
     /// The capacity of the read buffer (for tests of its bound).
@@ -318,6 +363,7 @@ impl IoTransport {
         self.reader = None;
         self.ready = None;
         self.buf = BytesMut::new();
+        self.spare = None;
     }
 
     /// Applies the non-JSON policy to a decoded line. `Err` carries an event
@@ -348,19 +394,13 @@ impl IoTransport {
     /// Reads once into the buffer. `Ready(true)` when bytes or the end
     /// arrived, `Ready(false)` on a fatal error (recorded in `end`).
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
+        if self.reader.is_some() && self.buf.capacity() - self.buf.len() < self.read_buffer_size {
+            self.make_room();
+        }
         let Some(reader) = self.reader.as_mut() else {
             self.read_eof = true;
             return Poll::Ready(true);
         };
-        if self.buf.capacity() - self.buf.len() < self.read_buffer_size {
-            // A large frame gets room for the largest one in one step (see
-            // `grow_frame_buffer`), not a chain of doublings.
-            mcpwire_codec::grow_frame_buffer(
-                &mut self.buf,
-                self.read_buffer_size,
-                self.decoder.max_frame_len(),
-            );
-        }
         // Without a grant the read-ahead stops at one read buffer in total.
         let room = if self.grants.any() {
             self.read_buffer_size
@@ -563,16 +603,80 @@ mod tests {
             Some(TransportEvent::Frame(f)) => assert_eq!(f.len(), LEN - 1),
             other => panic!("{other:?}"),
         }
-        // The buffer that held the megabyte is not kept for the next frame.
+        // The buffer that held the megabyte is not the read buffer any
+        // more; it is kept aside for a next large frame only until a small
+        // one arrives.
         assert!(
             transport.read_capacity() < 64 << 10,
             "read buffer kept {} bytes",
             transport.read_capacity()
         );
+        assert!(transport.spare.is_some());
         match transport.next_event().await {
             Some(TransportEvent::Frame(f)) => assert_eq!(&f[..], b"{}"),
             other => panic!("{other:?}"),
         }
+        assert!(transport.spare.is_none(), "a small frame lets it go");
+        drop(writer.await.expect("writer"));
+        transport.close().await;
+    }
+
+    /// A JSON object line of `len` bytes (newline included) whose filler is
+    /// `fill`.
+    fn line(len: usize, fill: u8) -> Vec<u8> {
+        let mut v = vec![fill; len];
+        v[0] = b'{';
+        v[len - 2] = b'}';
+        v[len - 1] = b'\n';
+        v
+    }
+
+    #[tokio::test]
+    async fn the_next_large_frame_reuses_the_last_ones_allocation_once_it_is_dropped() {
+        let (mut transport, peer) = IoTransport::pair(IoConfig::new());
+        transport.set_active(Active::Many(
+            std::num::NonZeroU32::new(8).expect("non-zero"),
+        ));
+        const LEN: usize = 3 << 20;
+        // One line at a time, each sent when the test asks for it, as
+        // answers come one per request.
+        let (ask, mut asked) = tokio::sync::mpsc::channel::<u8>(1);
+        let writer = tokio::spawn(async move {
+            let mut peer = peer;
+            while let Some(fill) = asked.recv().await {
+                peer.write_all(&line(LEN, fill)).await.expect("write");
+            }
+            peer
+        });
+        let mut next = async |fill: u8| {
+            ask.send(fill).await.expect("writer");
+            match transport.next_event().await {
+                Some(TransportEvent::Frame(f)) => f,
+                other => panic!("{other:?}"),
+            }
+        };
+        let first = next(b' ').await;
+        assert_eq!(first.len(), LEN - 1);
+        drop(first);
+        let second = next(b'\t').await;
+        assert_eq!(second.len(), LEN - 1);
+        assert!(
+            second[1..LEN - 2].iter().all(|&b| b == b'\t'),
+            "whole and intact"
+        );
+        // While a frame is still held, its allocation is not touched: the
+        // next large frame gets a new one.
+        let third = next(b' ').await;
+        assert!(
+            second[1..LEN - 2].iter().all(|&b| b == b'\t'),
+            "the held frame is intact"
+        );
+        assert!(third[1..LEN - 2].iter().all(|&b| b == b' '));
+        assert_eq!(
+            transport.spare_reuses, 1,
+            "only the second reused an allocation"
+        );
+        drop(ask);
         drop(writer.await.expect("writer"));
         transport.close().await;
     }
