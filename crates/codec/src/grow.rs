@@ -27,37 +27,16 @@ const LARGE_STEP_MAX: usize = 64 << 20;
 /// - the allocation is large enough that allocators map it straight from
 ///   the kernel, which hands out its pages as they are first written, so
 ///   the capacity never written costs no memory;
-/// - every large frame buffer asks for the same size. This matters with
-///   glibc: once a mapped block is freed, glibc raises its threshold for
-///   mapping to that block's size and serves smaller requests from its
-///   per-thread heaps, which keep freed memory. Requests of one fixed size
-///   stay at the threshold, so they keep being mapped, and are returned to
-///   the kernel when the frame is dropped, whichever thread allocated them.
+/// - consecutive large frames ask for the same size, which an allocator
+///   can hand out again from what the last one freed.
 pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: usize) {
-    let needed = buf.len().saturating_add(additional);
-    let whole = grow_frame_buffer_len(max_frame_len);
-    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
-        // `reserve` would round up to double the capacity; the size must be
-        // exact. The copy is of less than `LARGE_FRAME_LEN` bytes, since the
-        // step is taken as soon as the frame needs that much.
-        let mut large = BytesMut::with_capacity(whole);
-        large.extend_from_slice(buf);
-        *buf = large;
-        return;
-    }
-    buf.reserve(additional);
+    grow(buf, additional, max_frame_len);
 }
 
 /// [`grow_frame_buffer`] for a `Vec`: the same steps, the one large step
 /// made in place (a reallocation copying less than [`LARGE_FRAME_LEN`]).
 pub fn grow_frame_vec(buf: &mut Vec<u8>, additional: usize, max_frame_len: usize) {
-    let needed = buf.len().saturating_add(additional);
-    let whole = grow_frame_buffer_len(max_frame_len);
-    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
-        buf.reserve_exact(whole - buf.len());
-        return;
-    }
-    buf.reserve(additional);
+    grow(buf, additional, max_frame_len);
 }
 
 /// The capacity [`grow_frame_buffer`] gives a large frame's buffer in its
@@ -66,6 +45,70 @@ pub fn grow_frame_buffer_len(max_frame_len: usize) -> usize {
     max_frame_len
         .min(LARGE_STEP_MAX)
         .saturating_add(LARGE_FRAME_SLACK)
+}
+
+/// A buffer a frame is built in: a `BytesMut` or a `Vec<u8>`.
+pub(crate) trait FrameBuf {
+    fn len(&self) -> usize;
+    fn capacity(&self) -> usize;
+    /// Room for `additional` more bytes, the usual way (amortized doubling).
+    fn reserve(&mut self, additional: usize);
+    /// A capacity of exactly `whole`, the contents kept.
+    fn reserve_whole(&mut self, whole: usize);
+    fn put(&mut self, data: &[u8]);
+}
+
+impl FrameBuf for BytesMut {
+    fn len(&self) -> usize {
+        BytesMut::len(self)
+    }
+    fn capacity(&self) -> usize {
+        BytesMut::capacity(self)
+    }
+    fn reserve(&mut self, additional: usize) {
+        BytesMut::reserve(self, additional);
+    }
+    fn reserve_whole(&mut self, whole: usize) {
+        // `reserve` would round up to double the capacity; a new buffer of
+        // the exact size takes a copy of what is there.
+        let mut large = BytesMut::with_capacity(whole);
+        large.extend_from_slice(self);
+        *self = large;
+    }
+    fn put(&mut self, data: &[u8]) {
+        self.extend_from_slice(data);
+    }
+}
+
+impl FrameBuf for Vec<u8> {
+    fn len(&self) -> usize {
+        Vec::len(self)
+    }
+    fn capacity(&self) -> usize {
+        Vec::capacity(self)
+    }
+    fn reserve(&mut self, additional: usize) {
+        Vec::reserve(self, additional);
+    }
+    fn reserve_whole(&mut self, whole: usize) {
+        self.reserve_exact(whole - Vec::len(self));
+    }
+    fn put(&mut self, data: &[u8]) {
+        self.extend_from_slice(data);
+    }
+}
+
+/// The growth rule, for either buffer. The one large step copies less than
+/// [`LARGE_FRAME_LEN`] bytes: it is taken as soon as the frame needs that
+/// much.
+pub(crate) fn grow<B: FrameBuf>(buf: &mut B, additional: usize, max_frame_len: usize) {
+    let needed = buf.len().saturating_add(additional);
+    let whole = grow_frame_buffer_len(max_frame_len);
+    if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
+        buf.reserve_whole(whole);
+    } else {
+        buf.reserve(additional);
+    }
 }
 
 #[cfg(test)]

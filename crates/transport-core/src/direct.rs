@@ -164,19 +164,10 @@ impl SharedWrite {
                 // A full pipe, an error or a short write: the writer task
                 // finishes the rest or reports the frame undelivered.
                 let rest = Bytes::copy_from_slice(&st.joined[written..]);
-                st.leftover = Some(Leftover {
-                    frame,
-                    chunks: vec![rest],
-                });
-                st.queued += 1;
-                self.notify.notify_one();
-                return Direct::Done;
+                return self.hand_off(st, frame, vec![rest]);
             }
-            if !matches!(w.as_mut().poll_flush(&mut cx), Poll::Ready(Ok(()))) {
-                st.needs_flush = true;
-                self.notify.notify_one();
-            }
-            return Direct::Done;
+            let flushed = matches!(w.as_mut().poll_flush(&mut cx), Poll::Ready(Ok(())));
+            return self.written(st, flushed);
         }
         let chunks = self.chunks(&frame);
         let (mut idx, mut off) = (0, 0);
@@ -188,17 +179,28 @@ impl SharedWrite {
                 _ => {
                     let mut rest = vec![chunks[idx].slice(off..)];
                     rest.extend_from_slice(&chunks[idx + 1..]);
-                    st.leftover = Some(Leftover {
-                        frame,
-                        chunks: rest,
-                    });
-                    st.queued += 1;
-                    self.notify.notify_one();
-                    return Direct::Done;
+                    return self.hand_off(st, frame, rest);
                 }
             }
         }
-        if !matches!(w.as_mut().poll_flush(&mut cx), Poll::Ready(Ok(()))) {
+        let flushed = matches!(w.as_mut().poll_flush(&mut cx), Poll::Ready(Ok(())));
+        self.written(st, flushed)
+    }
+
+    /// Hands what a direct write could not finish (`chunks`) to the writer
+    /// task, which writes it before anything queued after it, or reports
+    /// `frame` undelivered.
+    fn hand_off(&self, st: &mut WriteState, frame: Bytes, chunks: Vec<Bytes>) -> Direct {
+        st.leftover = Some(Leftover { frame, chunks });
+        st.queued += 1;
+        self.notify.notify_one();
+        Direct::Done
+    }
+
+    /// A direct write is complete; a flush it could not finish is left to
+    /// the writer task.
+    fn written(&self, st: &mut WriteState, flushed: bool) -> Direct {
+        if !flushed {
             st.needs_flush = true;
             self.notify.notify_one();
         }

@@ -4,6 +4,7 @@ use bytes::{BufMut, BytesMut};
 use serde::Serialize;
 
 use super::{ErrorObject, Id};
+use crate::grow::{FrameBuf, grow};
 
 #[derive(Serialize)]
 struct Envelope<'a, P: ?Sized, R: ?Sized> {
@@ -30,11 +31,11 @@ fn write<P: Serialize + ?Sized, R: Serialize + ?Sized>(
     serde_json::to_writer(FrameWriter(buf), env)
 }
 
-/// Appends to a frame buffer, growing it the way
+/// Appends to a frame buffer (`BytesMut` or `Vec`), growing it the way
 /// [`crate::grow_frame_buffer`] says.
-struct FrameWriter<'a>(&'a mut BytesMut);
+struct FrameWriter<'a, B: FrameBuf>(&'a mut B);
 
-impl std::io::Write for FrameWriter<'_> {
+impl<B: FrameBuf> std::io::Write for FrameWriter<'_, B> {
     fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
         self.write_all(data)?;
         Ok(data.len())
@@ -43,32 +44,9 @@ impl std::io::Write for FrameWriter<'_> {
     #[inline]
     fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
         if self.0.capacity() - self.0.len() < data.len() {
-            crate::grow_frame_buffer(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
+            grow(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
         }
-        self.0.put_slice(data);
-        Ok(())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-/// [`FrameWriter`] for a `Vec`.
-struct VecFrameWriter<'a>(&'a mut Vec<u8>);
-
-impl std::io::Write for VecFrameWriter<'_> {
-    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
-        self.write_all(data)?;
-        Ok(data.len())
-    }
-
-    #[inline]
-    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        if self.0.capacity() - self.0.len() < data.len() {
-            crate::grow_frame_vec(self.0, data.len(), crate::DEFAULT_MAX_FRAME_LEN);
-        }
-        self.0.extend_from_slice(data);
+        self.0.put(data);
         Ok(())
     }
 
@@ -99,7 +77,7 @@ pub fn encode_request_vec<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(&mut VecFrameWriter(buf), id, method, params)
+    write_request(&mut FrameWriter(buf), id, method, params)
 }
 
 /// The request envelope written member by member in the order the
