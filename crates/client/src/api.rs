@@ -17,7 +17,7 @@ use crate::schema::ToolEntry;
 use crate::types::{
     Arguments, CallToolParams, CallToolResult, CompleteResult, CompletionReference, EmptyResult,
     GetPromptResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LogMessage, LoggingLevel, PaginatedParams, Prompt, ReadResourceResult,
+    ListToolsResult, LogMessage, LoggingLevel, Page, PaginatedParams, Prompt, ReadResourceResult,
     Resource, ResourceTemplate, ResourceUpdated, Tool,
 };
 
@@ -37,30 +37,23 @@ impl Client {
         payload.deserialize().map_err(|e| Error::decode(method, e))
     }
 
-    async fn page<R: DeserializeOwned>(
-        &self,
-        method: &'static str,
-        cursor: Option<String>,
-    ) -> Result<R, Error> {
+    async fn page<R: Page>(&self, cursor: Option<String>) -> Result<R, Error> {
         let params = PaginatedParams {
             cursor,
             ..Default::default()
         };
-        self.typed(method, Some(&params), &RequestOptions::new(), true)
+        self.typed(R::METHOD, Some(&params), &RequestOptions::new(), true)
             .await
     }
 
     /// Follows `nextCursor` until the last page.
-    async fn walk<R: DeserializeOwned, T>(
-        &self,
-        method: &'static str,
-        mut split: impl FnMut(R) -> (Vec<T>, Option<String>),
-    ) -> Result<Vec<T>, Error> {
+    async fn walk<R: Page>(&self) -> Result<Vec<R::Item>, Error> {
+        let method = R::METHOD;
         let mut all = Vec::new();
         let mut cursor = None;
         let mut seen = HashSet::new();
         for _ in 0..MAX_PAGES {
-            let (items, next) = split(self.page(method, cursor).await?);
+            let (items, next) = self.page::<R>(cursor).await?.into_parts();
             all.extend(items);
             match next {
                 // A cursor seen before would loop forever.
@@ -89,16 +82,14 @@ impl Client {
 
     /// One page of `tools/list`.
     pub async fn list_tools(&self, cursor: Option<String>) -> Result<ListToolsResult, Error> {
-        self.page("tools/list", cursor).await
+        self.page(cursor).await
     }
 
     /// Every tool, following cursors. Refreshes the cache that output
     /// validation and replay decisions use.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
         let generation = self.inner.hub.tools.generation();
-        let tools = self
-            .walk("tools/list", |r: ListToolsResult| (r.tools, r.next_cursor))
-            .await?;
+        let tools = self.walk::<ListToolsResult>().await?;
         self.inner.hub.tools.store(generation, &tools);
         Ok(tools)
     }
@@ -220,15 +211,12 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourcesResult, Error> {
-        self.page("resources/list", cursor).await
+        self.page(cursor).await
     }
 
     /// Every resource, following cursors.
     pub async fn list_all_resources(&self) -> Result<Vec<Resource>, Error> {
-        self.walk("resources/list", |r: ListResourcesResult| {
-            (r.resources, r.next_cursor)
-        })
-        .await
+        self.walk::<ListResourcesResult>().await
     }
 
     /// One page of `resources/templates/list`.
@@ -236,16 +224,12 @@ impl Client {
         &self,
         cursor: Option<String>,
     ) -> Result<ListResourceTemplatesResult, Error> {
-        self.page("resources/templates/list", cursor).await
+        self.page(cursor).await
     }
 
     /// Every resource template, following cursors.
     pub async fn list_all_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
-        self.walk(
-            "resources/templates/list",
-            |r: ListResourceTemplatesResult| (r.resource_templates, r.next_cursor),
-        )
-        .await
+        self.walk::<ListResourceTemplatesResult>().await
     }
 
     /// `resources/read`.
@@ -292,15 +276,12 @@ impl Client {
 
     /// One page of `prompts/list`.
     pub async fn list_prompts(&self, cursor: Option<String>) -> Result<ListPromptsResult, Error> {
-        self.page("prompts/list", cursor).await
+        self.page(cursor).await
     }
 
     /// Every prompt, following cursors.
     pub async fn list_all_prompts(&self) -> Result<Vec<Prompt>, Error> {
-        self.walk("prompts/list", |r: ListPromptsResult| {
-            (r.prompts, r.next_cursor)
-        })
-        .await
+        self.walk::<ListPromptsResult>().await
     }
 
     /// `prompts/get` with string arguments.

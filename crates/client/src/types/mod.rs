@@ -8,6 +8,7 @@ mod common;
 mod content;
 mod init;
 mod key;
+mod page;
 mod prompts;
 mod resources;
 mod server_requests;
@@ -23,19 +24,20 @@ pub use init::{
     ClientCapabilities, Implementation, InitializeParams, InitializeResult, ListCapability,
     ServerCapabilities,
 };
+pub(crate) use page::Page;
+pub use page::{
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+};
 pub use prompts::{
-    Arguments, CompleteResult, Completion, CompletionReference, GetPromptResult, ListPromptsResult,
-    LogMessage, LoggingLevel, Prompt, PromptArgument, PromptMessage,
+    Arguments, CompleteResult, Completion, CompletionReference, GetPromptResult, LogMessage,
+    LoggingLevel, Prompt, PromptArgument, PromptMessage,
 };
-pub use resources::{
-    ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource,
-    ResourceTemplate, ResourceUpdated,
-};
+pub use resources::{ReadResourceResult, Resource, ResourceTemplate, ResourceUpdated};
 pub use server_requests::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
     ListRootsResult, Root, SamplingMessage,
 };
-pub use tools::{CallToolParams, CallToolResult, ListToolsResult, Tool, ToolAnnotations};
+pub use tools::{CallToolParams, CallToolResult, Tool, ToolAnnotations};
 
 #[cfg(test)]
 mod tests {

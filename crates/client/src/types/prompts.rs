@@ -3,7 +3,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{ContentBlock, Cursor, Extra, Icon, Meta, Role};
+use super::{ContentBlock, Extra, Icon, Meta, Role};
 
 /// An argument a prompt accepts.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -43,27 +43,6 @@ pub struct Prompt {
     /// Icons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this version does not know.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `prompts/list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListPromptsResult {
-    /// This page of prompts.
-    pub prompts: Vec<Prompt>,
-    /// Where the next page starts, if there is one.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{Annotations, Cursor, Extra, Icon, Meta, ResourceContents};
+use super::{Annotations, Extra, Icon, Meta, ResourceContents};
 
 /// A resource the server offers.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -62,49 +62,6 @@ pub struct ResourceTemplate {
     /// Icons.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub icons: Option<Vec<Icon>>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this version does not know.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `resources/list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListResourcesResult {
-    /// This page of resources.
-    pub resources: Vec<Resource>,
-    /// Where the next page starts, if there is one.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this version does not know.
-    #[serde(flatten)]
-    pub extra: Extra,
-}
-
-/// `resources/templates/list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListResourceTemplatesResult {
-    /// This page of templates.
-    #[serde(rename = "resourceTemplates")]
-    pub resource_templates: Vec<ResourceTemplate>,
-    /// Where the next page starts, if there is one.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,

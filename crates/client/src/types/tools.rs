@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use super::key::{Key, set_once};
-use super::{ContentBlock, Cursor, Extra, Icon, Meta};
+use super::{ContentBlock, Extra, Icon, Meta};
 
 /// Hints about a tool's behaviour. Untrusted unless the server is trusted.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -93,27 +93,6 @@ impl Tool {
             .as_ref()
             .is_some_and(|a| a.read_only_hint == Some(true) || a.idempotent_hint == Some(true))
     }
-}
-
-/// `tools/list` result.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[non_exhaustive]
-pub struct ListToolsResult {
-    /// This page of tools.
-    pub tools: Vec<Tool>,
-    /// Where the next page starts, if there is one.
-    #[serde(
-        rename = "nextCursor",
-        default,
-        skip_serializing_if = "Option::is_none"
-    )]
-    pub next_cursor: Option<Cursor>,
-    /// Metadata.
-    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
-    pub meta: Option<Meta>,
-    /// Members this version does not know.
-    #[serde(flatten)]
-    pub extra: Extra,
 }
 
 /// `tools/call` params.
