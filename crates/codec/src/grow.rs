@@ -24,9 +24,10 @@ const LARGE_STEP_MAX: usize = 64 << 20;
 /// instead of doubling its way there:
 ///
 /// - no chain of reallocations, each copying the frame so far;
-/// - the allocation is large enough that allocators map it straight from
-///   the kernel, which hands out its pages as they are first written, so
-///   the capacity never written costs no memory;
+/// - fresh memory this large reaches the process page by page as it is
+///   first written (the kernel maps it lazily), so capacity never written
+///   usually costs nothing; memory an allocator reuses may already be
+///   resident;
 /// - consecutive large frames ask for the same size, which an allocator
 ///   can hand out again from what the last one freed.
 pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: usize) {
