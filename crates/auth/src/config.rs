@@ -76,7 +76,7 @@ impl AssertionSource {
     }
 
     /// Reads the assertion now.
-    pub(crate) async fn read(&self) -> Result<Secret, AuthError> {
+    pub async fn read(&self) -> Result<Secret, AuthError> {
         match self {
             AssertionSource::Value(v) => Ok(v.clone()),
             AssertionSource::File(path) => {

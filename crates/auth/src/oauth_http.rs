@@ -52,6 +52,16 @@ impl<'a> OAuthHttp<'a> {
                 req.headers_mut().insert("dpop", value);
             }
             let resp = self.fetcher.send_raw(req).await?;
+            if resp.status().is_redirection() {
+                // Never followed: the form may carry a secret or a code.
+                return Err(FetchError::new(
+                    FetchErrorKind::Other,
+                    format!(
+                        "the token endpoint answered with a redirect (HTTP {}), which is not followed",
+                        resp.status().as_u16()
+                    ),
+                ));
+            }
             if let Some((_, nonces)) = self.dpop {
                 let nonce = resp
                     .headers()
