@@ -706,7 +706,7 @@ impl World {
         if !known {
             self.fail(format!("unknown client {client_id} at {}", s.issuer));
         }
-        let code = self.next("code");
+        let code = self.next("AUTH_CODE_VALUE");
         let scopes = q
             .get("scope")
             .map(|s| s.split(' ').map(str::to_owned).collect())
@@ -980,7 +980,7 @@ impl World {
             }
         };
         let _ = rt_jkt;
-        let token = self.next("at");
+        let token = self.next("ACCESS_TOKEN_VALUE");
         self.tokens.insert(
             token.clone(),
             Issued {
@@ -1004,7 +1004,7 @@ impl World {
             Refresh::Omit => grant == "authorization_code",
         } && grant != "client_credentials";
         if give_refresh {
-            let rt = self.next("rt");
+            let rt = self.next("REFRESH_TOKEN_VALUE");
             self.refresh
                 .insert(rt.clone(), (s.issuer.clone(), scopes, jkt));
             body["refresh_token"] = json!(rt);
@@ -1054,7 +1054,7 @@ impl World {
             .unwrap_or("client_secret_basic")
             .to_owned();
         let method = s.registered_method.clone().unwrap_or(asked);
-        let secret = (s.registered_secret || method != "none").then(|| self.next("secret"));
+        let secret = (s.registered_secret || method != "none").then(|| self.next("CLIENT_SECRET_VALUE"));
         self.registered.insert(
             id.clone(),
             (method.clone(), secret.clone(), s.issuer.clone()),
