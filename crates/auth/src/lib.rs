@@ -61,6 +61,7 @@ mod loopback;
 mod metadata;
 mod oauth;
 mod oauth_http;
+mod obtain;
 mod redirect;
 mod registration;
 mod secret;

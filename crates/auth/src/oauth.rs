@@ -16,16 +16,16 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method, StatusCode, Uri};
 use url::Url;
 
-use crate::authcode::{self, CodeRequest};
 use crate::authorizer::{AuthHeaders, AuthRound, Authorizer, Challenged};
 use crate::challenge::{Challenge, pick};
-use crate::config::{DpopMode, Grant, OAuthConfig};
+use crate::config::{Grant, OAuthConfig};
 use crate::discovery::{AuthServer, discover_issuer, discover_resource};
 use crate::dpop::{DpopKey, Nonces, origin_of};
 use crate::error::AuthError;
 use crate::fetch::{Fetcher, HttpFetch};
 use crate::grants;
 use crate::oauth_http::OAuthHttp;
+use crate::obtain;
 use crate::registration::{self, ClientIdentity, IdentityOrigin};
 use crate::store::{StoredAuth, StoredClient};
 use crate::token::{TokenSet, TokenType};
@@ -278,10 +278,20 @@ impl OAuth {
             return Ok(AuthHeaders::none());
         };
         let now = SystemTime::now();
-        if self.config().timing.due(&tokens, now) {
-            match self.renew(generation).await {
-                Ok(()) => {}
-                Err(e) => tracing::warn!(error = %e, "token renewal failed"),
+        if self.config().timing.due(&tokens, now) && self.can_renew(&tokens) {
+            // A token still valid is used as is while another flight (an
+            // authorization in a browser, say) holds the lock; an expired
+            // one waits for it.
+            let renewed = if tokens.is_expired(now) {
+                self.renew(generation).await
+            } else {
+                match self.inner.flight.try_lock() {
+                    Ok(flight) => self.renew_locked(generation, flight).await,
+                    Err(_) => Ok(()),
+                }
+            };
+            if let Err(e) = renewed {
+                tracing::warn!(error = %e, "token renewal failed");
             }
             let st = self.state();
             match &st.tokens {
@@ -297,7 +307,20 @@ impl OAuth {
     /// Renews the tokens of `generation` without a person: a refresh, or the
     /// grant again for the grants that need nobody.
     async fn renew(&self, generation: u64) -> Result<(), AuthError> {
-        let _flight = self.flight().await?;
+        let flight = self.flight().await?;
+        self.renew_locked(generation, flight).await
+    }
+
+    /// Whether `tokens` can be renewed without a person.
+    fn can_renew(&self, tokens: &TokenSet) -> bool {
+        tokens.refresh_token.is_some() || !matches!(self.config().grant, Grant::AuthorizationCode)
+    }
+
+    async fn renew_locked(
+        &self,
+        generation: u64,
+        _flight: tokio::sync::MutexGuard<'_, ()>,
+    ) -> Result<(), AuthError> {
         if self.state().generation != generation {
             return Ok(());
         }
@@ -565,106 +588,38 @@ impl OAuth {
         &self,
         binding: &Binding,
         server: &AuthServer,
-        mut scopes: Vec<String>,
+        scopes: Vec<String>,
     ) -> Result<(), AuthError> {
-        let config = self.config();
-        let meta = &server.metadata;
-        let token_endpoint = meta.token_endpoint.clone().ok_or_else(|| {
-            AuthError::invalid("authorization server metadata", "no token_endpoint")
-        })?;
-        let key = if config.dpop == DpopMode::Auto && meta.supports_dpop_es256() {
-            let existing = self.state().dpop_key.clone();
-            Some(match existing {
-                Some(k) => k,
-                None => Arc::new(DpopKey::generate()?),
-            })
-        } else {
-            None
+        let (dpop_key, stored_client) = {
+            let st = self.state();
+            (st.dpop_key.clone(), st.client.clone())
         };
-        let dpop = key.as_deref().map(|k| (k, &self.inner.nonces));
-        let http = OAuthHttp::new(&self.inner.fetcher, dpop);
-        let timing = &config.timing;
-        let ep = grants::Endpoint {
-            http: &http,
-            issuer: &meta.issuer,
-            url: &token_endpoint,
-            resource: &binding.resource,
-            timing,
-        };
-        let (tokens, identity) = match &config.grant {
-            Grant::AuthorizationCode => {
-                if config.offline_access
-                    && meta.supports_scope("offline_access")
-                    && !scopes.iter().any(|s| s == "offline_access")
-                {
-                    scopes.push("offline_access".into());
-                }
-                let pending = config.redirect.prepare().await?;
-                let stored = self.state().client.clone();
-                let identity = registration::resolve(
-                    config,
-                    &self.inner.fetcher,
-                    meta,
-                    stored.as_ref(),
-                    pending.redirect_uri(),
-                )
-                .await?;
-                let req = CodeRequest {
-                    meta,
-                    defaulted: server.defaulted,
-                    identity: &identity,
-                    resource: &binding.resource,
-                    scopes: &scopes,
-                    timeout: config.authorization_timeout,
-                    timing,
-                };
-                (authcode::authorize(req, pending, &http).await?, identity)
-            }
-            Grant::ClientCredentials => {
-                let identity = registration::pre_registered(config, meta).ok_or_else(|| {
-                    AuthError::Config("client credentials need a client ID".into())
-                })?;
-                let t = grants::client_credentials(&ep, &identity, &scopes).await?;
-                (t, identity)
-            }
-            Grant::JwtBearer(source) => {
-                let identity = registration::pre_registered(config, meta);
-                let assertion = source.read().await?;
-                let t = grants::jwt_bearer(&ep, identity.as_ref(), &assertion, &scopes).await?;
-                let identity = identity.unwrap_or(ClientIdentity {
-                    client_id: String::new(),
-                    auth: registration::TokenAuth::None,
-                    origin: IdentityOrigin::PreRegistered,
-                });
-                (t, identity)
-            }
-            Grant::EnterpriseManaged(idp) => {
-                let identity = registration::pre_registered(config, meta).ok_or_else(|| {
-                    AuthError::Config("enterprise-managed authorization needs a client ID".into())
-                })?;
-                // The identity provider is another server: no DPoP proof
-                // bound to this authorization server's key goes there.
-                let idp_http = OAuthHttp::new(&self.inner.fetcher, None);
-                let id_jag = grants::exchange_for_id_jag(
-                    &idp_http,
-                    idp,
-                    &meta.issuer,
-                    &binding.resource,
-                    &scopes,
-                )
-                .await?;
-                let t = grants::jwt_bearer(&ep, Some(&identity), &id_jag, &scopes).await?;
-                (t, identity)
-            }
-        };
-        let key = key.filter(|_| tokens.token_type == TokenType::Dpop);
-        tracing::debug!(issuer = %meta.issuer, scope = %tokens.scopes.join(" "), "authorized");
+        let got = obtain::obtain(
+            obtain::Obtain {
+                config: self.config(),
+                fetcher: &self.inner.fetcher,
+                nonces: &self.inner.nonces,
+                server,
+                resource: &binding.resource,
+                dpop_key,
+                stored_client,
+            },
+            scopes,
+        )
+        .await?;
+        tracing::debug!(issuer = %server.metadata.issuer, scope = %got.tokens.scopes.join(" "), "authorized");
         {
             let mut st = self.state();
-            st.asked = union(&st.asked, scopes);
+            st.asked = union(&st.asked, got.asked);
         }
-        self.commit(binding, server.clone(), tokens, Some(&identity), key)
-            .await
+        self.commit(
+            binding,
+            server.clone(),
+            got.tokens,
+            Some(&got.identity),
+            got.key,
+        )
+        .await
     }
 
     async fn on_challenge(

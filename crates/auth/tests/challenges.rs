@@ -339,3 +339,30 @@ async fn dpop_can_be_turned_off() {
             .starts_with("Bearer ")
     );
 }
+
+#[tokio::test]
+async fn authorizing_ahead_of_time_spares_the_first_401() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.prm_hint = None);
+    let auth = oauth(&fake, OAuthConfig::new());
+    auth.authorize().await.unwrap();
+    assert!(fake.seen_path(RS_ORIGIN, "/mcp").is_empty());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    assert_eq!(fake.seen_path(RS_ORIGIN, "/mcp").len(), 1);
+}
+
+#[tokio::test]
+async fn a_token_that_cannot_be_renewed_is_used_until_it_expires() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.refresh = Refresh::None;
+        a.expires_in = 2;
+    });
+    let auth = oauth(&fake, OAuthConfig::new().clock_skew(Duration::ZERO));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    // Due for renewal, but nothing can renew it without a person: it is sent.
+    assert_eq!(fake.call(&auth, "b").await.unwrap(), StatusCode::OK);
+    assert_eq!(fake.seen_path(AS1, "/token").len(), 1);
+    assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1);
+}

@@ -50,7 +50,10 @@ async fn no_token_secret_code_or_key_reaches_logs_debug_or_errors() {
     shown.push(format!("{auth:?}"));
     shown.push(format!("{config:?}"));
     shown.push(format!("{:?}", auth.tokens()));
-    let headers = auth.headers(&Method::POST, &SERVER.parse().unwrap()).await.unwrap();
+    let headers = auth
+        .headers(&Method::POST, &SERVER.parse().unwrap())
+        .await
+        .unwrap();
     shown.push(format!("{headers:?}"));
 
     // Failures: a refused refresh and a refused grant.
@@ -73,12 +76,34 @@ async fn no_token_secret_code_or_key_reaches_logs_debug_or_errors() {
     let log = String::from_utf8(capture.0.lock().unwrap().clone()).unwrap();
     assert!(log.contains("authorized"), "the flow was traced: {log}");
     let everything = format!("{log}\n{}", shown.join("\n"));
-    for secret in ["ACCESS_TOKEN_VALUE", "REFRESH_TOKEN_VALUE", "CLIENT_SECRET_VALUE", "AUTH_CODE_VALUE", "code_verifier"] {
-        assert!(!everything.contains(secret), "{secret} leaked:\n{everything}");
+    for secret in [
+        "ACCESS_TOKEN_VALUE",
+        "REFRESH_TOKEN_VALUE",
+        "CLIENT_SECRET_VALUE",
+        "AUTH_CODE_VALUE",
+        "code_verifier",
+    ] {
+        assert!(
+            !everything.contains(secret),
+            "{secret} leaked:\n{everything}"
+        );
     }
     // The values did exist (the test looks for the right strings).
     let tokens = auth.tokens().unwrap();
-    assert!(tokens.access_token.expose().starts_with("ACCESS_TOKEN_VALUE"));
-    assert!(tokens.refresh_token.unwrap().expose().starts_with("REFRESH_TOKEN_VALUE"));
-    assert!(fake.seen_path(AS1, "/token")[0].form()["client_secret"].starts_with("CLIENT_SECRET_VALUE"));
+    assert!(
+        tokens
+            .access_token
+            .expose()
+            .starts_with("ACCESS_TOKEN_VALUE")
+    );
+    assert!(
+        tokens
+            .refresh_token
+            .unwrap()
+            .expose()
+            .starts_with("REFRESH_TOKEN_VALUE")
+    );
+    assert!(
+        fake.seen_path(AS1, "/token")[0].form()["client_secret"].starts_with("CLIENT_SECRET_VALUE")
+    );
 }
