@@ -175,8 +175,9 @@ impl Transport {
 #[non_exhaustive]
 pub enum HttpMode {
     /// Streamable HTTP only: `type` was `http`, `streamable-http`,
-    /// `streamable_http` or `streamableHttp`, or the URL came from Gemini's
-    /// `httpUrl`.
+    /// `streamable_http` or `streamableHttp`, the URL came from Gemini's
+    /// `httpUrl`, or from a Codex `url` (Codex has no `type` and speaks
+    /// only Streamable HTTP).
     Streamable,
     /// The legacy HTTP+SSE transport (2024-11-05) only: `type` was `sse` or
     /// `http+sse`.

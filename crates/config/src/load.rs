@@ -140,7 +140,7 @@ impl LoadOptions {
             ..Config::default()
         };
         for member in found.servers {
-            match normalize::entry(member, origin, &mut warnings) {
+            match normalize::entry(member, origin, found.shape, &mut warnings) {
                 Ok(entry) => config.add(entry, self.duplicates, &mut warnings)?,
                 Err(error) if self.skip_invalid => warnings.push(Warning {
                     origin: origin.to_owned(),

@@ -14,6 +14,7 @@ use crate::entry::{HttpMode, Locations, Policy, RemoteEntry, ServerEntry, StdioE
 use crate::error::{EntryError, EntryProblem};
 use crate::name::validate_server_name;
 use crate::position::Position;
+use crate::shape::Shape;
 use crate::warning::{Warning, WarningKind};
 
 /// An unusable entry, boxed: it is large and rare.
@@ -40,10 +41,12 @@ fn declared(value: &str) -> Declared {
     }
 }
 
-/// Reads one server. Warnings about it are pushed to `warnings`.
+/// Reads one server of a file of `shape`. Warnings about it are pushed to
+/// `warnings`.
 pub(crate) fn entry(
     member: &Member,
     origin: &Path,
+    shape: Shape,
     warnings: &mut Vec<Warning>,
 ) -> Result<ServerEntry, Fail> {
     let mut cx = Cx {
@@ -131,6 +134,8 @@ pub(crate) fn entry(
             (Some(h), HttpMode::Streamable)
         }
         (Some(h), None) => (Some(h), HttpMode::Streamable),
+        // Codex has no `type` and speaks only Streamable HTTP to a `url`.
+        (None, Some(u)) if shape == Shape::McpServersSnakeCase => (Some(u), HttpMode::Streamable),
         (None, Some(u)) => (Some(u), HttpMode::Auto),
         (None, None) => (None, HttpMode::Auto),
     };
