@@ -130,13 +130,7 @@ fn parse_json(text: &str, lines: &LineIndex<'_>) -> Result<Option<Node>, SyntaxE
 fn json_node(value: ast::Value<'_>, lines: &LineIndex<'_>) -> Node {
     match value {
         ast::Value::StringLit(s) => node(lines, s.range.start, NodeKind::String(s.value.into())),
-        ast::Value::NumberLit(n) => {
-            let kind = match n.value.parse::<Number>() {
-                Ok(number) => NodeKind::Number(number),
-                Err(_) => NodeKind::Text(n.value.to_owned()),
-            };
-            node(lines, n.range.start, kind)
-        }
+        ast::Value::NumberLit(n) => node(lines, n.range.start, json_number(n.value)),
         ast::Value::BooleanLit(b) => node(lines, b.range.start, NodeKind::Bool(b.value)),
         ast::Value::NullKeyword(n) => node(lines, n.range.start, NodeKind::Null),
         ast::Value::Array(a) => {
@@ -159,6 +153,23 @@ fn json_node(value: ast::Value<'_>, lines: &LineIndex<'_>) -> Node {
                 .collect();
             node(lines, o.range.start, NodeKind::Object(members))
         }
+    }
+}
+
+/// A JSON number, exactly: integers as integers, others through the
+/// standard library's correctly rounded `f64` parser (serde_json's own,
+/// without its `float_roundtrip` feature, can be one unit off in the last
+/// place). A number no `f64` holds is kept as text.
+fn json_number(text: &str) -> NodeKind {
+    if let Ok(n) = text.parse::<i64>() {
+        return NodeKind::Number(n.into());
+    }
+    if let Ok(n) = text.parse::<u64>() {
+        return NodeKind::Number(n.into());
+    }
+    match text.parse::<f64>().ok().and_then(Number::from_f64) {
+        Some(n) => NodeKind::Number(n),
+        None => NodeKind::Text(text.to_owned()),
     }
 }
 
@@ -237,6 +248,17 @@ mod tests {
         assert_eq!(
             root.to_value(),
             serde_json::json!({"b": "x", "a": [true, null]})
+        );
+    }
+
+    #[test]
+    fn json_numbers_are_read_exactly() {
+        let text =
+            "[-3.7728873959142645e+60, 18446744073709551615, -9223372036854775808, 1e400, 0.1]";
+        let root = parse(text, Format::Json).unwrap().unwrap();
+        assert_eq!(
+            root.to_value(),
+            serde_json::json!([-3.7728873959142645e60_f64, u64::MAX, i64::MIN, "1e400", 0.1])
         );
     }
 

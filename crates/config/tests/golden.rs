@@ -33,7 +33,12 @@ fn render(config: &Config) -> String {
         writeln!(out, "\n[{}] at {at}", s.name).unwrap();
         match &s.transport {
             Transport::Stdio(stdio) => {
-                writeln!(out, "  stdio command={:?} args={:?}", stdio.command, stdio.args).unwrap();
+                writeln!(
+                    out,
+                    "  stdio command={:?} args={:?}",
+                    stdio.command, stdio.args
+                )
+                .unwrap();
                 if !stdio.env.is_empty() {
                     writeln!(out, "  env={:?}", stdio.env).unwrap();
                 }
@@ -68,7 +73,12 @@ fn render(config: &Config) -> String {
             writeln!(out, "  description={d:?}").unwrap();
         }
         if !s.extra.is_empty() {
-            writeln!(out, "  extra={}", serde_json::Value::Object(s.extra.clone())).unwrap();
+            writeln!(
+                out,
+                "  extra={}",
+                serde_json::Value::Object(s.extra.clone())
+            )
+            .unwrap();
         }
     }
     if !config.warnings.is_empty() {
@@ -102,8 +112,12 @@ fn check(name: &str) {
         std::fs::write(&expected_path, &actual).unwrap();
         return;
     }
-    let expected = std::fs::read_to_string(&expected_path)
-        .unwrap_or_else(|e| panic!("{}: {e}; run with MCPWIRE_UPDATE_GOLDEN=1", expected_path.display()));
+    let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|e| {
+        panic!(
+            "{}: {e}; run with MCPWIRE_UPDATE_GOLDEN=1",
+            expected_path.display()
+        )
+    });
     assert_eq!(actual, expected, "{name} differs from {name}.expected");
 }
 
@@ -163,8 +177,12 @@ K = "v"
     let json = r#"{"mcpServers": {"s": {"command": "run", "args": ["a"], "timeout": 1500,
         "includeTools": ["x"], "env": {"K": "v"}}}}"#;
     let options = LoadOptions::new();
-    let mut a = options.parse_str(toml, mcpwire_config::Format::Toml, "x").unwrap();
-    let mut b = options.parse_str(json, mcpwire_config::Format::Json, "x").unwrap();
+    let mut a = options
+        .parse_str(toml, mcpwire_config::Format::Toml, "x")
+        .unwrap();
+    let mut b = options
+        .parse_str(json, mcpwire_config::Format::Json, "x")
+        .unwrap();
     let (a, b) = (a.servers.remove(0), b.servers.remove(0));
     assert_eq!(a.transport, b.transport);
     assert_eq!(a.policy, b.policy);
