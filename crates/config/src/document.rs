@@ -181,9 +181,15 @@ fn node(lines: &LineIndex<'_>, offset: usize, kind: NodeKind) -> Node {
 }
 
 fn parse_toml(text: &str, lines: &LineIndex<'_>) -> Result<Node, SyntaxError> {
-    let root = DeTable::parse(text).map_err(|e| SyntaxError {
-        position: e.span().map(|s| lines.position(s.start)),
-        source: Box::new(e),
+    let root = DeTable::parse(text).map_err(|mut e| {
+        // The error carries the whole document for its Display (which
+        // quotes the line) and its Debug (which shows all of it): a file
+        // with a typo may hold tokens, so it is dropped.
+        e.set_input(None);
+        SyntaxError {
+            position: e.span().map(|s| lines.position(s.start)),
+            source: Box::new(e),
+        }
     })?;
     let at = lines.position(root.span().start);
     Ok(Node {
@@ -286,6 +292,17 @@ mod tests {
             t.as_object().unwrap()[1].at,
             Position { line: 4, column: 1 }
         );
+    }
+
+    #[test]
+    fn syntax_errors_do_not_quote_the_document() {
+        let text = "[mcp_servers.a]\nbearer_token = \"sk-secret-1\"\nurl = \n";
+        let err = parse(text, Format::Toml).unwrap_err();
+        let shown = format!("{} {:?}", err.source, err.source);
+        assert!(!shown.contains("sk-secret-1"), "{shown}");
+        let err = parse("{\"t\": \"sk-secret-2\", }}", Format::Json).unwrap_err();
+        let shown = format!("{} {:?}", err.source, err.source);
+        assert!(!shown.contains("sk-secret-2"), "{shown}");
     }
 
     #[test]
