@@ -10,7 +10,7 @@ use futures_util::future::BoxFuture;
 
 use crate::assertion::SigningKey;
 use crate::error::{AuthError, BoxError};
-use crate::loopback::LoopbackBrowser;
+use crate::loopback::DefaultRedirect;
 use crate::redirect::RedirectStep;
 use crate::secret::Secret;
 use crate::store::{MemoryStore, TokenStore};
@@ -184,7 +184,9 @@ impl ApplicationType {
 /// How an [`OAuth`](crate::OAuth) authorizer obtains tokens.
 ///
 /// The default is the authorization code flow with PKCE through the user's
-/// browser ([`LoopbackBrowser`]), dynamic registration (or a Client ID
+/// browser ([`LoopbackBrowser`](crate::LoopbackBrowser), when a terminal is attached; without one a
+/// server that needs a person fails at once with a clear error), dynamic
+/// registration (or a Client ID
 /// Metadata Document, when one is configured and the server accepts them),
 /// tokens kept in memory, DPoP when the server offers it.
 #[derive(Clone)]
@@ -232,7 +234,7 @@ impl Default for OAuthConfig {
             client_metadata_url: None,
             client_name: "mcpwire".into(),
             application_type: ApplicationType::Native,
-            redirect: Arc::new(LoopbackBrowser::new()),
+            redirect: Arc::new(DefaultRedirect::default()),
             store: Arc::new(MemoryStore::new()),
             dpop: DpopMode::Auto,
             timing: RefreshTiming::default(),
@@ -338,7 +340,7 @@ impl OAuthConfig {
     }
 
     /// The redirect step of the authorization code flow (default
-    /// [`LoopbackBrowser`]).
+    /// [`LoopbackBrowser`](crate::LoopbackBrowser) when a terminal is attached, an error otherwise).
     pub fn redirect(mut self, step: impl RedirectStep + 'static) -> Self {
         self.redirect = Arc::new(step);
         self

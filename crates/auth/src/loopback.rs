@@ -190,6 +190,31 @@ async fn serve_one_redirect(
     }
 }
 
+/// The default redirect step: [`LoopbackBrowser`] where a person is at a
+/// terminal (standard error is one); elsewhere (a service, CI, a container)
+/// an error saying how to authorize, at once, instead of waiting minutes for
+/// a browser nobody sees.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct DefaultRedirect {
+    browser: LoopbackBrowser,
+}
+
+impl RedirectStep for DefaultRedirect {
+    fn prepare(&self) -> BoxFuture<'_, Result<Box<dyn PendingRedirect>, AuthError>> {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            return self.browser.prepare();
+        }
+        Box::pin(async {
+            Err(AuthError::Redirect(
+                "the server needs a person to authorize, and no terminal is attached: \
+                 set a redirect step (CallbackRedirect) or non-interactive credentials"
+                    .into(),
+            ))
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -206,6 +231,20 @@ mod tests {
         let mut out = String::new();
         s.read_to_string(&mut out).await.unwrap();
         out
+    }
+
+    #[tokio::test]
+    async fn without_a_terminal_the_default_step_fails_at_once() {
+        use std::io::IsTerminal;
+        if std::io::stderr().is_terminal() {
+            return; // run by a person: the browser would open
+        }
+        let err = match DefaultRedirect::default().prepare().await {
+            Err(e) => e,
+            Ok(_) => panic!("no terminal, yet a browser step"),
+        };
+        let cause = std::error::Error::source(&err).unwrap().to_string();
+        assert!(cause.contains("no terminal"), "{cause}");
     }
 
     #[tokio::test]
