@@ -110,8 +110,11 @@ fn union(a: &[String], b: impl IntoIterator<Item = String>) -> Vec<String> {
 
 impl OAuth {
     /// An authorizer for the MCP server at `server`, making its own
-    /// requests through `fetch`. Fails for a URL that is not `https` (or
-    /// `http` on a loopback address): tokens are never sent in the clear.
+    /// requests through `fetch`. A server whose URL is not `https` (or
+    /// `http` on a loopback address) is never authorized: its `401` fails
+    /// with [`AuthError::InsecureUrl`], so tokens are never sent in the
+    /// clear (and a plain-`http` server that needs no authorization still
+    /// works).
     pub fn new(
         server: &str,
         config: OAuthConfig,
@@ -119,7 +122,6 @@ impl OAuth {
     ) -> Result<Self, AuthError> {
         let url = Url::parse(server)
             .map_err(|e| AuthError::Config(format!("unusable server URL {server:?}: {e}")))?;
-        require_secure("MCP server", &url)?;
         let key = canonical_resource(&url);
         let fetcher = Fetcher::new(fetch, config.request_timeout);
         Ok(Self {
@@ -627,6 +629,7 @@ impl OAuth {
         answer: Challenged<'_>,
         round: &mut AuthRound,
     ) -> Result<(), AuthError> {
+        require_secure("MCP server", &self.inner.server)?;
         let challenge: Option<Challenge> = pick(answer.challenges).cloned();
         let refuse = |challenge: Option<Challenge>| AuthError::Unauthorized {
             status: answer.status.as_u16(),

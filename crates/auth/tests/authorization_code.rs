@@ -289,10 +289,15 @@ async fn no_pkce_advertised_means_no_authorization() {
 #[tokio::test]
 async fn plain_http_off_loopback_is_refused() {
     let fake = Fake::standard();
-    assert!(matches!(
-        OAuth::new("http://mcp.example.com/mcp", OAuthConfig::new(), fake.arc()),
-        Err(AuthError::InsecureUrl { .. })
-    ));
+    let plain = OAuth::new("http://mcp.example.com/mcp", OAuthConfig::new(), fake.arc()).unwrap();
+    let err = fake
+        .call_at(&plain, "http://mcp.example.com/mcp", "x")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::InsecureUrl { .. }), "{err:?}");
+    assert!(
+        fake.seen_at(AS1).is_empty() && fake.seen_at("https://mcp.test/.well-known").is_empty()
+    );
     fake.with_rs(|rs| rs.authorization_servers = vec!["http://as.example.com".into()]);
     let auth = oauth(&fake, OAuthConfig::new());
     assert!(matches!(

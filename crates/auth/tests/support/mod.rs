@@ -388,7 +388,8 @@ impl Fake {
             }
             return json_response(StatusCode::OK, doc);
         }
-        if no_query == SERVER && req.method() == Method::POST {
+        // The resource answers on any origin at /mcp (tests of other origins).
+        if parsed.path() == "/mcp" && req.method() == Method::POST {
             return w.resource(&req);
         }
         let servers = w.servers.clone();
