@@ -20,7 +20,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{cargo, display, run};
+use crate::cmd::{cargo, display, run};
 
 const CLIENTS: [&str; 4] = ["mcpwire", "rmcp", "raw", "tokio"];
 const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];

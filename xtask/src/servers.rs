@@ -9,7 +9,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::run;
+use crate::cmd::run;
 
 /// The environment variable that tells tests where the servers are.
 pub(crate) const DIR_ENV: &str = "MCPWIRE_SERVERS_DIR";
