@@ -49,6 +49,7 @@ mod encode;
 mod error;
 mod grow;
 pub mod jsonrpc;
+mod limit;
 mod line;
 mod sse;
 #[cfg(feature = "tokio-codec")]
@@ -60,13 +61,8 @@ pub use encode::{
 };
 pub use error::DecodeError;
 pub use grow::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
+pub use limit::DEFAULT_MAX_FRAME_LEN;
 pub use line::LineDecoder;
 pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 #[cfg(feature = "tokio-codec")]
 pub use tokio_codec::CodecError;
-
-/// The default maximum frame length of every decoder: 16 MiB.
-///
-/// A frame is one JSON-RPC message (or batch). The limit bounds how much memory
-/// one peer can make us buffer; raise it only for peers you trust.
-pub const DEFAULT_MAX_FRAME_LEN: usize = 16 << 20;
