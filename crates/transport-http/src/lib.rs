@@ -33,10 +33,12 @@
 //! GET stream), replay requests after a session expired (the client decides
 //! what is safe to repeat), or follow redirects.
 
+// Lowest layer first; each module imports only from modules above it in
+// this list (`cargo xtask tidy` checks it; `--print` draws the layers).
 mod client;
 mod config;
 mod connector;
-mod direct;
+mod context;
 mod driver;
 mod error;
 mod events;
@@ -44,17 +46,21 @@ mod legacy;
 mod mode;
 mod outbound;
 mod proxy;
+mod request;
+mod response;
 mod retry;
 mod session;
 mod sse;
 mod streamable;
 mod transport;
+mod www_authenticate;
 
 pub use client::HttpClient;
 pub use config::HttpConfig;
-pub use error::Error;
+pub use error::{AuthorizationRequired, EndpointError, Error};
 pub use mode::HttpMode;
 pub use retry::RetryPolicy;
 pub use transport::HttpTransport;
+pub use www_authenticate::Challenge;
 
 pub use http::{HeaderName, HeaderValue};
