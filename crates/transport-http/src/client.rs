@@ -13,7 +13,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 
-use crate::config::{HttpConfig, ProxyConfig};
+use crate::config::{Http2, HttpConfig, ProxyConfig};
 use crate::connector::Connector;
 use crate::error::Error;
 use crate::mode::HttpMode;
@@ -69,7 +69,7 @@ impl HttpClient {
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
             .pool_idle_timeout(config.pool_idle_timeout)
-            .http2_only(config.http2_prior_knowledge)
+            .http2_only(config.http2 == Http2::PriorKnowledge)
             .http2_adaptive_window(true)
             .build(connector);
         Ok(Self {
@@ -191,7 +191,7 @@ fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {
         .map_err(|e| Error::Tls(Box::new(e)))?
         .with_root_certificates(roots)
         .with_no_client_auth();
-    tls.alpn_protocols = if config.http2_prior_knowledge {
+    tls.alpn_protocols = if config.http2 == Http2::PriorKnowledge {
         vec![b"h2".to_vec()]
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]

@@ -56,7 +56,7 @@ mod transport;
 mod www_authenticate;
 
 pub use client::HttpClient;
-pub use config::HttpConfig;
+pub use config::{Http2, HttpConfig, Proxy};
 pub use error::{AuthorizationRequired, EndpointError, Error};
 pub use mode::HttpMode;
 pub use retry::RetryPolicy;

@@ -117,7 +117,7 @@ pub(crate) async fn send(
 /// 429/503 (the server said it did not take the request), honouring
 /// `Retry-After`. Each retry is built from `build` again. When the budget
 /// runs out, the last failure comes back inside
-/// [`Error::RetriesExhausted`].
+/// [`Error::RetriesExhausted`] (as itself if the policy allows no retry).
 pub(crate) async fn send_with_retry(
     ctx: &Ctx,
     build: Build<'_>,
@@ -125,6 +125,7 @@ pub(crate) async fn send_with_retry(
 ) -> Result<Response<Incoming>, Error> {
     let mut backoff = ctx.client.config().retry.backoff();
     let mut req = first;
+    let mut retried = false;
     loop {
         let result = send(ctx, req).await;
         let floor = match &result {
@@ -137,8 +138,14 @@ pub(crate) async fn send_with_retry(
                 Ok(resp) => status_error(resp).await,
                 Err(e) => e,
             };
-            return Err(Error::RetriesExhausted(Box::new(last)));
+            // With no retry allowed at all, the failure is just itself.
+            return Err(if retried {
+                Error::RetriesExhausted(Box::new(last))
+            } else {
+                last
+            });
         };
+        retried = true;
         drop(result);
         tracing::debug!(?delay, "retrying a request");
         tokio::time::sleep(delay).await;

@@ -14,7 +14,7 @@ use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
-use mcpwire_http::{HttpClient, HttpConfig, HttpMode, HttpTransport};
+use mcpwire_http::{HttpClient, HttpConfig, HttpMode, HttpTransport, Proxy};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 use support::{INITIALIZED, WAIT, frame};
 use tokio::process::{Child, Command};
@@ -145,7 +145,7 @@ async fn response(t: &mut HttpTransport, id: u64) -> serde_json::Value {
 
 /// initialize, initialized, tools/list through the automatic fallback.
 async fn exchange(url: &str) -> (HttpMode, serde_json::Value) {
-    let client = HttpClient::new(HttpConfig::new().proxy_from_env(false)).unwrap();
+    let client = HttpClient::new(HttpConfig::new().proxy(Proxy::none())).unwrap();
     let mut t = HttpTransport::connect(&client, url).unwrap();
     let tx = t.sender();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpwire-test","version":"0.1.0"}}}"#;

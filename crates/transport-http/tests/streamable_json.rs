@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcpwire_http::{HttpClient, HttpMode, HttpTransport, RetryPolicy};
+use mcpwire_http::{Http2, HttpClient, HttpMode, HttpTransport, RetryPolicy};
 use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent, TransportExt};
 use support::*;
 
@@ -346,7 +346,7 @@ async fn tls_with_a_test_ca_negotiates_http2() {
 #[tokio::test]
 async fn http2_prior_knowledge_over_cleartext() {
     let server = Server::start(|_| async { Reply::json(&result(1, "{}")) }).await;
-    let client = HttpClient::new(quick_config().http2_prior_knowledge(true)).unwrap();
+    let client = HttpClient::new(quick_config().http2(Http2::PriorKnowledge)).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(LIST)).await.unwrap();
     assert_eq!(next_frame(&mut t).await["id"], 1);
