@@ -12,10 +12,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use mcpwire_client::types::{
-    CallToolParams, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, LogMessage, LoggingLevel,
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult, LogMessage,
+    LoggingLevel,
 };
-use mcpwire_client::{Client, ClientConfig, ListKind, RequestContext, RequestOptions};
+use mcpwire_client::{Client, ClientConfig, Deadline, ListKind, RequestContext, RequestOptions};
 use mcpwire_stdio::{StderrMode, StdioConfig, StdioTransport};
 use serde_json::json;
 
@@ -120,18 +120,18 @@ async fn server_everything_tools_resources_prompts() {
         b: i64,
     }
     let r = client
-        .call_tool_args("get-sum", &Sum { a: 40, b: 2 })
+        .call_tool("get-sum", &Sum { a: 40, b: 2 })
         .await
         .unwrap();
     assert!(r.text().contains("42"), "{r:?}");
     let r = client
-        .call_tool_args("echo", &json!({"message": "by reference \"quoted\""}))
+        .call_tool("echo", &json!({"message": "by reference \"quoted\""}))
         .await
         .unwrap();
     assert!(r.text().contains("by reference \"quoted\""), "{r:?}");
-    // Schema validation applies to it as to `call_tool`.
+    // Schema validation applies to borrowed arguments as to owned ones.
     let r = client
-        .call_tool_args("get-structured-content", &json!({"location": "New York"}))
+        .call_tool("get-structured-content", &json!({"location": "New York"}))
         .await
         .unwrap();
     assert!(r.structured_content.unwrap().get("temperature").is_some());
@@ -188,15 +188,18 @@ async fn server_everything_progress_logging_and_subscriptions() {
     let s = seen.clone();
     let opts = RequestOptions::new()
         .timeout(Duration::from_secs(10))
-        .reset_on_progress(true)
+        .deadline(Deadline::ResetOnProgress)
         .on_progress(move |_| {
             s.fetch_add(1, Ordering::SeqCst);
         });
-    let params = CallToolParams::new(
-        "trigger-long-running-operation",
-        json!({"duration": 1, "steps": 4}),
-    );
-    let r = client.call_tool_with(params, &opts).await.unwrap();
+    let r = client
+        .call_tool(
+            "trigger-long-running-operation",
+            json!({"duration": 1, "steps": 4}),
+        )
+        .options(opts)
+        .await
+        .unwrap();
     assert!(!r.content.is_empty());
     assert!(seen.load(Ordering::SeqCst) >= 1, "progress arrived");
 
@@ -290,7 +293,8 @@ async fn python_sdk_server() {
         s.fetch_add(1, Ordering::SeqCst);
     });
     let r = client
-        .call_tool_with(CallToolParams::new("slow", json!({"steps": 3})), &opts)
+        .call_tool("slow", json!({"steps": 3}))
+        .options(opts)
         .await
         .unwrap();
     assert_eq!(r.structured_content.unwrap()["result"], "done 3");
