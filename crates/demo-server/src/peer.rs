@@ -32,6 +32,14 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// A server whose messages to the client go to `sender` (one HTTP
+    /// request's answer stream).
+    pub(crate) fn with_sender(sender: FrameSender) -> Self {
+        let server = Self::default();
+        *server.sender.lock().expect("lock") = Some(sender);
+        server
+    }
+
     pub(crate) async fn serve<T: Transport>(self: Arc<Self>, mut transport: T) {
         *self.sender.lock().expect("lock") = Some(transport.sender());
         let window = NonZeroU32::new(32).expect("non-zero");
@@ -57,7 +65,8 @@ impl Server {
         self.sender.lock().expect("lock").clone().expect("serving")
     }
 
-    fn on_frame(self: &Arc<Self>, frame: Bytes) {
+    /// Handles one message from the client; a request runs on its own task.
+    pub(crate) fn on_frame(self: &Arc<Self>, frame: Bytes) {
         match Message::parse(frame) {
             Ok(Message::Request(req)) => {
                 let id = req.id.clone();
