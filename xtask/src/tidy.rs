@@ -4,7 +4,8 @@
 //!
 //! - an import circle between modules of one crate target (each `use` and
 //!   each path in code is resolved, through re-exports, to the module that
-//!   defines what it names; `#[cfg(test)]` code is left out),
+//!   defines what it names; `#[cfg(test)]` and `#[cfg(doctest)]` code is
+//!   left out),
 //! - a source file over [`MAX_LINES`] lines,
 //! - a public module (`pub mod`, or the crate root) without a `//!` doc,
 //!
@@ -421,7 +422,7 @@ mod tests {
             ("src/a.rs", "use crate::b::B;\npub struct A;\n"),
             (
                 "src/b.rs",
-                "pub struct B;\n#[cfg(test)]\nmod tests { use crate::a::A; }\n#[cfg(all(test, unix))]\nfn t() { crate::a::A; }\n",
+                "pub struct B;\n#[cfg(test)]\nmod tests { use crate::a::A; }\n#[cfg(all(test, unix))]\nfn t() { crate::a::A; }\n#[cfg(doctest)]\nmod docs { fn d() { crate::a::A; } }\n",
             ),
         ]);
         assert_eq!(check(&dir), vec![]);

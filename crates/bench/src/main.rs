@@ -62,7 +62,7 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let client = client.ok_or("--client is required")?;
-    if !["mcpwire", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
+    if !["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
         return Err(format!("no client {client:?}"));
     }
     let transport = transport.ok_or("--transport is required")?;

@@ -28,6 +28,11 @@
 //! # }
 //! ```
 //!
+//! Errors: [`Error`] says what went wrong at this layer, its cause (hyper's
+//! error, rustls', the operating system's) is its `source()`; an answer of
+//! 401 or 403 is [`Error::Authorization`], with every `WWW-Authenticate`
+//! [`Challenge`] parsed. Message text is not stable: branch on the variants.
+//!
 //! What it does not do: know MCP beyond the JSON-RPC envelope (it recognises
 //! `initialize` and `notifications/initialized` to manage the session and the
 //! GET stream), replay requests after a session expired (the client decides

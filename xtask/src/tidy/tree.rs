@@ -213,7 +213,8 @@ fn has_doc(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// `#[cfg(test)]` or `#[cfg(all(test, ..))]`: compiled for unit tests only.
+/// `#[cfg(test)]`, `#[cfg(doctest)]` or `#[cfg(all(test, ..))]`: compiled
+/// for tests only.
 pub(crate) fn is_test_only(attrs: &[syn::Attribute]) -> bool {
     attrs.iter().any(|a| {
         if !a.path().is_ident("cfg") {
@@ -226,12 +227,12 @@ pub(crate) fn is_test_only(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-/// True if a cfg predicate can only hold under `test`: `test` itself, or an
-/// `all(..)` with `test` among its arguments.
+/// True if a cfg predicate can only hold under `test` or `doctest`: one of
+/// them, or an `all(..)` with one among its arguments.
 fn cfg_needs_test(tokens: TokenStream) -> bool {
     let trees: Vec<TokenTree> = tokens.into_iter().collect();
     match trees.as_slice() {
-        [TokenTree::Ident(i)] => i == "test",
+        [TokenTree::Ident(i)] => i == "test" || i == "doctest",
         [TokenTree::Ident(i), TokenTree::Group(g)] if i == "all" => {
             split_commas(g.stream()).into_iter().any(cfg_needs_test)
         }
