@@ -23,8 +23,8 @@
 use futures_util::future::BoxFuture;
 use http::{HeaderMap, HeaderName, HeaderValue, Method, StatusCode, Uri};
 
-use crate::challenge::Challenge;
 use crate::error::AuthError;
+use crate::www_authenticate::Challenge;
 
 /// The headers an [`Authorizer`] adds to one request (`Authorization`, and
 /// `DPoP` for DPoP-bound tokens). Their values are marked sensitive, so

@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::challenge::Challenge;
+use crate::www_authenticate::Challenge;
 
 /// A boxed error from a layer below (the HTTP client, serde, ring).
 pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -228,11 +228,11 @@ fn oauth_error_suffix(error: Option<&str>) -> String {
 fn challenge_suffix(challenge: Option<&Challenge>) -> String {
     match challenge {
         Some(c) => {
-            let mut s = format!("; challenge {}", c.scheme);
-            if let Some(e) = &c.error {
+            let mut s = format!("; challenge {}", c.scheme());
+            if let Some(e) = c.error() {
                 s.push_str(&format!(" error={e}"));
             }
-            if let Some(sc) = &c.scope {
+            if let Some(sc) = c.scope() {
                 s.push_str(&format!(" scope={sc:?}"));
             }
             s

@@ -49,7 +49,6 @@
 mod assertion;
 mod authcode;
 mod authorizer;
-mod challenge;
 mod config;
 mod discovery;
 mod dpop;
@@ -70,10 +69,10 @@ mod static_token;
 mod store;
 mod token;
 mod url_rules;
+mod www_authenticate;
 
 pub use assertion::{SigningAlgorithm, SigningKey};
 pub use authorizer::{AuthHeaders, AuthRound, Authorizer, Challenged};
-pub use challenge::Challenge;
 pub use config::{
     ApplicationType, AssertionSource, ClientAuth, DpopMode, EnterpriseIdp, Grant, OAuthConfig,
 };
@@ -92,3 +91,4 @@ pub use setting::Auth;
 pub use static_token::BearerToken;
 pub use store::{MemoryStore, StoredAuth, StoredClient, TokenStore};
 pub use token::{RefreshTiming, TokenSet, TokenType};
+pub use www_authenticate::Challenge;

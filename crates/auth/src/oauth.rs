@@ -17,7 +17,6 @@ use http::{HeaderValue, Method, StatusCode, Uri};
 use url::Url;
 
 use crate::authorizer::{AuthHeaders, AuthRound, Authorizer, Challenged};
-use crate::challenge::{Challenge, pick};
 use crate::config::{Grant, OAuthConfig};
 use crate::discovery::{AuthServer, discover_issuer, discover_resource};
 use crate::dpop::{DpopKey, Nonces, origin_of};
@@ -30,6 +29,7 @@ use crate::registration::{self, ClientIdentity, IdentityOrigin};
 use crate::store::{StoredAuth, StoredClient};
 use crate::token::{TokenSet, TokenType};
 use crate::url_rules::{canonical_resource, htu, require_secure, same_origin_uri};
+use crate::www_authenticate::{Challenge, pick};
 
 /// An [`Authorizer`] that obtains and renews OAuth tokens for one MCP
 /// server, as [`OAuthConfig`] says. Cheap to clone (clones share the
@@ -638,7 +638,7 @@ impl OAuth {
         // A DPoP nonce (RFC 9449 §9): retry with it.
         if challenge
             .as_ref()
-            .is_some_and(|c| c.has_error("use_dpop_nonce"))
+            .is_some_and(|c| c.error() == Some("use_dpop_nonce"))
         {
             if let Some(nonce) = answer.dpop_nonce {
                 self.inner.nonces.set(&origin_of(answer.uri), nonce);
@@ -661,7 +661,9 @@ impl OAuth {
                 return Ok(());
             }
         }
-        let hint = challenge.as_ref().and_then(|c| c.resource_metadata.clone());
+        let hint = challenge
+            .as_ref()
+            .and_then(|c| c.resource_metadata().map(str::to_owned));
         let challenge_scopes: Vec<String> = challenge
             .as_ref()
             .map(|c| c.scopes().map(str::to_owned).collect())
@@ -669,7 +671,7 @@ impl OAuth {
         let max = self.config().max_authorizations;
         if challenge
             .as_ref()
-            .is_some_and(|c| c.has_error("insufficient_scope"))
+            .is_some_and(|c| c.error() == Some("insufficient_scope"))
         {
             let held = {
                 let st = self.state();

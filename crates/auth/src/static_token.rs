@@ -4,9 +4,9 @@ use futures_util::future::BoxFuture;
 use http::{HeaderValue, Method, Uri};
 
 use crate::authorizer::{AuthHeaders, AuthRound, Authorizer, Challenged};
-use crate::challenge::pick;
 use crate::error::AuthError;
 use crate::secret::Secret;
+use crate::www_authenticate::pick;
 
 /// An [`Authorizer`] sending one fixed bearer token with every request. A
 /// `401` or `403` fails the request (a fixed token cannot be renewed).
@@ -83,7 +83,7 @@ mod tests {
         assert_eq!(value.to_str().unwrap(), "Bearer abc");
         assert!(value.is_sensitive());
         let mut round = AuthRound::default();
-        let challenges = [crate::Challenge::new("Bearer").error("invalid_token")];
+        let challenges = crate::Challenge::parse(r#"Bearer error="invalid_token""#);
         let err = t
             .challenged(
                 Challenged::new(

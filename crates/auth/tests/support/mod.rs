@@ -336,11 +336,12 @@ impl Fake {
             let resp = self.handle(req);
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
-                let challenges = resp
-                    .extensions()
-                    .get::<Vec<Challenge>>()
-                    .cloned()
-                    .unwrap_or_default();
+                let challenges = Challenge::parse_all(
+                    resp.headers()
+                        .get_all("www-authenticate")
+                        .iter()
+                        .map(|v| v.as_bytes()),
+                );
                 let nonce = resp
                     .headers()
                     .get("dpop-nonce")

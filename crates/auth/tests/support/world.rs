@@ -13,7 +13,6 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
-use mcpwire_auth::Challenge;
 use serde_json::{Value, json};
 
 use super::verify::{s256, verify_assertion, verify_proof};
@@ -89,18 +88,25 @@ fn challenge(
     error: Option<&str>,
     scope: Option<&str>,
 ) -> Response<Bytes> {
-    let mut c = Challenge::new(scheme);
+    // A real header, parsed by the client side as the transport does.
+    let mut params = Vec::new();
     if let Some(h) = &rs.prm_hint {
-        c = c.resource_metadata(h.clone());
+        params.push(format!("resource_metadata=\"{h}\""));
     }
     if let Some(s) = scope {
-        c = c.scope(s);
+        params.push(format!("scope=\"{s}\""));
     }
     if let Some(e) = error {
-        c = c.error(e);
+        params.push(format!("error=\"{e}\""));
     }
+    let header = if params.is_empty() {
+        scheme.to_owned()
+    } else {
+        format!("{scheme} {}", params.join(", "))
+    };
     let mut r = json_response(status, json!({"error": error.unwrap_or("unauthorized")}));
-    r.extensions_mut().insert(vec![c]);
+    r.headers_mut()
+        .insert("www-authenticate", header.parse().unwrap());
     r
 }
 
