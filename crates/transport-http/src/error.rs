@@ -65,7 +65,7 @@ pub enum Error {
     /// The server requires authorization and the authorizer (see
     /// [`HttpConfig::auth`](crate::HttpConfig::auth)) could not provide it:
     /// why is the source (discovery, a refused grant, the step-up limit...).
-    #[error("authorization failed{}", .required.as_ref().map(|r| format!(" ({r})")).unwrap_or_default())]
+    #[error("{}", match .required { Some(r) => format!("the server requires authorization ({r}), and it could not be obtained"), None => "authorization could not be obtained".to_owned() })]
     AuthorizationFailed {
         /// What the server's last answer asked for, if the failure followed
         /// one.

@@ -191,7 +191,7 @@ async fn a_bearer_token_goes_with_every_request_and_a_refusal_says_why() {
         "{source:?}"
     );
     assert!(
-        e.to_string().contains("authorization failed") && e.to_string().contains("files:read"),
+        e.to_string().contains("requires authorization") && e.to_string().contains("files:read"),
         "{e}"
     );
     assert_eq!(server.seen().len(), 1);
