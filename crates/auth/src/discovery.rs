@@ -186,12 +186,21 @@ pub(crate) async fn discover_issuer(
             }
         };
         // RFC 8414 §3.3: the issuer must be identical to the one the URL was
-        // built from, or the document must not be used.
+        // built from, or the document must not be used. A 2025-03-26 server
+        // (no resource metadata) named no issuer: the origin is our guess,
+        // and its own metadata, from its own origin, may name an issuer on
+        // that origin with a path; that one is then the issuer.
         if metadata.issuer != issuer {
-            return Err(AuthError::IssuerMismatch {
-                expected: issuer.to_owned(),
-                found: metadata.issuer,
-            });
+            let same_origin_path = legacy
+                && url::Url::parse(&metadata.issuer)
+                    .is_ok_and(|found| crate::url_rules::same_origin(&found, &issuer_url));
+            if !same_origin_path {
+                return Err(AuthError::IssuerMismatch {
+                    expected: issuer.to_owned(),
+                    found: metadata.issuer,
+                });
+            }
+            tracing::debug!(issuer = %metadata.issuer, "a 2025-03-26 server names its own issuer");
         }
         for (what, endpoint) in [
             ("authorization endpoint", &metadata.authorization_endpoint),
