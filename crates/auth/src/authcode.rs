@@ -6,7 +6,7 @@
 use oauth2::{AuthUrl, AuthorizationCode, CsrfToken, PkceCodeChallenge, RedirectUrl, Scope};
 
 use crate::error::AuthError;
-use crate::grants::{assertion_params, token_client};
+use crate::grants::{assertion_params, basic_client_id, token_client};
 use crate::metadata::AuthorizationServerMetadata;
 use crate::oauth_http::{OAuthHttp, from_oauth2};
 use crate::redirect::{AuthorizationResponse, PendingRedirect};
@@ -74,6 +74,9 @@ pub(crate) async fn authorize(
         .exchange_code(AuthorizationCode::new(code))
         .set_pkce_verifier(verifier)
         .add_extra_param("resource", req.resource.to_owned());
+    if let Some((k, v)) = basic_client_id(req.identity) {
+        exchange = exchange.add_extra_param(k, v);
+    }
     if let Some(params) = assertion_params(req.identity, &meta.issuer)? {
         for (k, v) in params {
             exchange = exchange.add_extra_param(k, v);

@@ -47,6 +47,13 @@ pub(crate) fn token_client(
     })
 }
 
+/// `client_id` in the body beside HTTP Basic (RFC 6749 §3.2.1 allows it;
+/// the Python SDK's authorization servers require it), where `oauth2` sends
+/// it only in the header.
+pub(crate) fn basic_client_id(identity: &ClientIdentity) -> Option<(&'static str, String)> {
+    matches!(identity.auth, TokenAuth::Basic(_)).then(|| ("client_id", identity.client_id.clone()))
+}
+
 /// The `client_assertion` parameters of a `private_key_jwt` client, its
 /// audience the issuer.
 pub(crate) fn assertion_params(
@@ -91,6 +98,9 @@ pub(crate) async fn client_credentials(
         .exchange_client_credentials()
         .add_scopes(scopes(asked))
         .add_extra_param("resource", ep.resource.to_owned());
+    if let Some((k, v)) = basic_client_id(identity) {
+        req = req.add_extra_param(k, v);
+    }
     if let Some(params) = assertion_params(identity, ep.issuer)? {
         for (k, v) in params {
             req = req.add_extra_param(k, v);
@@ -111,6 +121,9 @@ pub(crate) async fn refresh(
     let mut req = client
         .exchange_refresh_token(&token)
         .add_extra_param("resource", ep.resource.to_owned());
+    if let Some((k, v)) = basic_client_id(identity) {
+        req = req.add_extra_param(k, v);
+    }
     if let Some(params) = assertion_params(identity, ep.issuer)? {
         for (k, v) in params {
             req = req.add_extra_param(k, v);
@@ -141,7 +154,10 @@ pub(crate) async fn jwt_bearer(
     if let Some(id) = identity {
         match &id.auth {
             TokenAuth::None => params.push(("client_id", id.client_id.clone())),
-            TokenAuth::Basic(s) => basic = Some((id.client_id.as_str(), s)),
+            TokenAuth::Basic(s) => {
+                basic = Some((id.client_id.as_str(), s));
+                params.push(("client_id", id.client_id.clone()));
+            }
             TokenAuth::Post(s) => {
                 params.push(("client_id", id.client_id.clone()));
                 params.push(("client_secret", s.expose().to_owned()));

@@ -395,6 +395,8 @@ async fn the_token_endpoint_authentication_is_the_one_advertised() {
             .header("authorization")
             .is_some_and(|a| a.starts_with("Basic "));
         let post = token.form().contains_key("client_secret");
+        // client_id goes in the body too (Python SDK servers require it).
+        assert!(token.form().contains_key("client_id"), "{method}");
         assert_eq!(
             (basic, post),
             (

@@ -76,21 +76,6 @@ pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<
     outcome
 }
 
-/// Connects over HTTP with the default settings, through the facade. The
-/// `HttpClient` (the connection pool, which remembers what the automatic
-/// fallback found) is returned so the caller can ask it.
-pub(crate) async fn connect(
-    url: &str,
-    config: ClientConfig,
-) -> Result<(Client, HttpClient), String> {
-    let http = HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
-    let server = Server::http(url).client(http.clone());
-    let client = mcpwire::connect(server, config)
-        .await
-        .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
-    Ok((client, http))
-}
-
 async fn execute(client: &Client, plan: &Plan) -> Result<(), String> {
     let tools = client
         .list_all_tools()
