@@ -1,4 +1,4 @@
-//! The requests a [`Call`](crate::Call) runs, one type each. Code never
+//! The requests a [`Call`] runs, one type each. Code never
 //! needs to name them: the methods of [`Client`] return them inside a
 //! `Call`, and awaiting the call runs them.
 
