@@ -10,6 +10,7 @@
 //!   `docs/benchmarks.md`.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
+//! - `mutants`: mutation testing of the library crates (not run by `ci`).
 
 use std::env;
 use std::path::{Path, PathBuf};
@@ -19,6 +20,7 @@ mod bench;
 mod conformance;
 mod fuzz;
 mod interop;
+mod mutants;
 mod servers;
 
 fn main() -> ExitCode {
@@ -30,8 +32,9 @@ fn main() -> ExitCode {
         Some("interop") => interop::interop(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
+        Some("mutants") => mutants::mutants(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench|mutants>");
             return ExitCode::from(2);
         }
     };
