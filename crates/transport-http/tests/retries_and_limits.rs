@@ -233,25 +233,29 @@ async fn resuming_an_answer_stream_retries_server_errors_429_and_409() {
 }
 
 /// Any other status ends the resumption at once: the request comes back
-/// undelivered with that status.
+/// undelivered with that status (a 404 too, when there is no session to
+/// expire).
 #[tokio::test]
 async fn resuming_an_answer_stream_stops_at_a_client_error() {
-    let server = broken_stream_then(&[403]).await;
-    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
-    t.sender().send(frame(CALL)).await.unwrap();
-    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
-    match next(&mut t).await {
-        TransportEvent::Undelivered {
-            frame: f,
-            error: TransportError::Http(s),
-        } => {
-            assert_eq!(f, CALL);
-            assert_eq!(s.status, 403);
+    for statuses in [&[403u16][..], &[404]] {
+        let status = statuses[0];
+        let server = broken_stream_then(statuses).await;
+        let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+        t.sender().send(frame(CALL)).await.unwrap();
+        assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+        match next(&mut t).await {
+            TransportEvent::Undelivered {
+                frame: f,
+                error: TransportError::Http(s),
+            } => {
+                assert_eq!(f, CALL);
+                assert_eq!(s.status, status);
+            }
+            other => panic!("expected the call undelivered with {status}, got {other:?}"),
         }
-        other => panic!("expected the call undelivered with 403, got {other:?}"),
+        let gets = server.seen().iter().filter(|s| s.method == "GET").count();
+        assert_eq!(gets, 1, "a {status} is not retried");
     }
-    let gets = server.seen().iter().filter(|s| s.method == "GET").count();
-    assert_eq!(gets, 1, "a 403 is not retried");
 }
 
 /// A server that gives a session on `initialize`, answers
@@ -541,4 +545,33 @@ async fn an_unreadable_success_answer_is_refused() {
             other => panic!("expected {sent} refused, got {other:?}"),
         }
     }
+}
+
+/// Only the answer to `initialize` sets the protocol version: a later
+/// answer that happens to carry a `protocolVersion` member changes nothing.
+#[tokio::test]
+async fn only_the_initialize_answer_sets_the_protocol_version() {
+    let server = Server::start(|seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("POST", Some("initialize")) => Reply::json(&init_result(0)),
+            ("POST", Some("tools/call")) => Reply::sse().event(
+                Some("a1"),
+                &result(2, r#"{"protocolVersion":"1999-01-01","content":[]}"#),
+            ),
+            ("POST", _) => Reply::json(&result(1, "{}")),
+            _ => Reply::new(405),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 0);
+    tx.send(frame(CALL)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    assert_eq!(t.protocol_version().as_deref(), Some("2025-06-18"));
+    tx.send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let last = server.seen().pop().unwrap();
+    assert_eq!(last.header("mcp-protocol-version"), Some("2025-06-18"));
 }
