@@ -13,6 +13,7 @@
 //!   `docs/benchmarks.md`.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
+//! - `mutants`: mutation testing of the library crates (not run by `ci`).
 
 use std::env;
 use std::process::ExitCode;
@@ -22,6 +23,7 @@ mod cmd;
 mod conformance;
 mod fuzz;
 mod interop;
+mod mutants;
 mod servers;
 mod tidy;
 
@@ -37,8 +39,11 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
         Some("tidy") => tidy::tidy(&root(), &args[1..]),
+        Some("mutants") => mutants::mutants(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench>");
+            eprintln!(
+                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|mutants>"
+            );
             return ExitCode::from(2);
         }
     };

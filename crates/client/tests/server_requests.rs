@@ -172,12 +172,17 @@ async fn handlers_run_concurrently_up_to_the_bound_and_never_block_responses() {
     server.respond(&req.id, json!({})).await;
     within(ping).await.unwrap().unwrap();
     let mut answered = 0;
-    while answered < 3 {
-        release.notify_waiters();
-        if let Ok(Some(_)) = tokio::time::timeout(Duration::from_millis(100), server.recv()).await {
-            answered += 1;
+    within(async {
+        while answered < 3 {
+            release.notify_waiters();
+            if let Ok(Some(_)) =
+                tokio::time::timeout(Duration::from_millis(100), server.recv()).await
+            {
+                answered += 1;
+            }
         }
-    }
+    })
+    .await;
     assert_eq!(peak.load(Ordering::SeqCst), 2);
 }
 

@@ -4,7 +4,7 @@
 //! Why: a frame that goes through the writer task costs a task wake-up, and on
 //! a multi-threaded runtime that wake-up often lands on another worker thread
 //! (tens of microseconds, more than the pipe round trip itself). When the
-//! queue is empty and no write is in progress, the sender instead makes one
+//! queue is empty and the writer task idle, the sender instead makes one
 //! non-blocking write attempt itself; only what does not fit at once (a full
 //! pipe) is handed to the writer task, which then finishes it before anything
 //! queued after it. Order is kept because a direct write is only allowed while
@@ -13,14 +13,33 @@
 //! Frames sent in a burst (closer than 10 µs apart) skip the direct path: the
 //! writer task coalesces them, which a system call per frame could not.
 //!
+//! # Wake-ups
+//!
+//! A write half may remember only the waker it was last polled with (tokio's
+//! `Stdout` keeps one in the handle of its blocking job; a pipe or socket
+//! keeps one per direction). Two rules keep the writer task from being
+//! forgotten by it:
+//!
+//! - While the writer task is part-way through a write or flush of its own
+//!   (`busy`: from taking the work to finishing it, including every await
+//!   in between), no sender polls the write half. A frame that finds it busy
+//!   is handed to the writer task whole, to be written as soon as the task's
+//!   own write or flush is done.
+//! - A sender polls with a waker that wakes the writer task (through the
+//!   same [`Notify`] that hands it work), never with a no-op waker. If the
+//!   write half answers `Pending`, the frame's rest or its flush is the
+//!   writer task's, and the writer task's own next poll registers its own
+//!   waker before anything could be missed: the sender held the lock
+//!   throughout, and the writer task polls under the same lock.
+//!
 //! The lock is a plain mutex held only for one non-blocking poll, never across
 //! an await.
 
 use std::fmt;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll, Waker};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -47,20 +66,56 @@ pub(crate) type BoxedWrite = Pin<Box<dyn AsyncWrite + Send>>;
 pub(crate) struct SharedWrite {
     state: Mutex<WriteState>,
     /// Wakes the writer task when a direct write left work behind.
-    pub(crate) notify: Notify,
+    pub(crate) notify: Arc<WakeWriter>,
+    /// The waker a sender polls the write half with: it wakes the writer
+    /// task, through `notify`.
+    waker: Waker,
     framing: Framing,
+}
+
+/// Wakes the writer task; as a [`Waker`], what a sender's poll of the write
+/// half registers.
+#[derive(Debug, Default)]
+pub(crate) struct WakeWriter(Notify);
+
+impl WakeWriter {
+    pub(crate) fn notify(&self) {
+        self.0.notify_one();
+    }
+
+    /// Completes once [`notify`](Self::notify) was called (at once if it was
+    /// called while nobody waited).
+    pub(crate) async fn notified(&self) {
+        self.0.notified().await;
+    }
+}
+
+impl Wake for WakeWriter {
+    fn wake(self: Arc<Self>) {
+        self.notify();
+    }
+
+    fn wake_by_ref(self: &Arc<Self>) {
+        self.notify();
+    }
 }
 
 struct WriteState {
     /// `None` once the writer has finished or failed, or the transport is gone.
     w: Option<BoxedWrite>,
-    /// Frames on their way through the queue (or left over by a direct
-    /// write) and not yet written. Direct writes need it to be zero.
+    /// Frames on their way through the queue (or handed to the writer task
+    /// by a sender) and not yet written. Direct writes need it to be zero.
     queued: usize,
-    /// The rest of a frame a direct write could not finish.
-    leftover: Option<Leftover>,
-    /// A direct write could not complete its flush.
+    /// A frame, or the rest of one, that a sender handed to the writer task.
+    hand_off: Option<HandOff>,
+    /// A direct write could not complete its flush: the writer task must.
     needs_flush: bool,
+    /// The writer task is part-way through a hand-off or a flush it took
+    /// with `take_work` and has not finished it. No sender polls the write
+    /// half meanwhile. (While it writes a batch from the queue, `queued`
+    /// counts the batch's frames until it is done, which keeps senders out
+    /// the same way.)
+    busy: bool,
     /// Closing has started: no more direct writes.
     closed: bool,
     /// When a frame was last sent, to tell a burst from a lone frame.
@@ -72,7 +127,7 @@ struct WriteState {
 
 /// What became of a frame offered for a direct write.
 pub(crate) enum Direct {
-    /// Written, or its rest handed to the writer task.
+    /// Written, or (all or the rest of it) handed to the writer task.
     Done,
     /// Something is ahead of it: queue it (it is counted as queued).
     Queue(Bytes),
@@ -80,12 +135,24 @@ pub(crate) enum Direct {
     Closed(Bytes),
 }
 
-/// What a direct write could not finish, for the writer task.
-pub(crate) struct Leftover {
+/// What a sender handed to the writer task: the rest of a frame a direct
+/// write could not finish, or a whole frame that found the writer busy.
+pub(crate) struct HandOff {
     /// The whole frame, to hand back if it cannot be written.
     pub(crate) frame: Bytes,
     /// The bytes still to write, framing included.
     pub(crate) chunks: Vec<Bytes>,
+}
+
+/// The writer task's next piece of work, taken under the lock (which marks
+/// the writer busy until [`SharedWrite::done`]).
+pub(crate) enum Work {
+    /// Write this, then flush if nothing else is queued.
+    HandOff(HandOff),
+    /// Finish the flush a direct write started.
+    Flush,
+    /// Nothing: wait for the queue or a notification.
+    Idle,
 }
 
 impl fmt::Debug for SharedWrite {
@@ -98,17 +165,20 @@ static NEWLINE: &[u8] = b"\n";
 
 impl SharedWrite {
     pub(crate) fn new(w: BoxedWrite, framing: Framing) -> Self {
+        let notify = Arc::new(WakeWriter::default());
         Self {
             state: Mutex::new(WriteState {
                 w: Some(w),
                 queued: 0,
-                leftover: None,
+                hand_off: None,
                 needs_flush: false,
+                busy: false,
                 closed: false,
                 last_send: None,
                 joined: Vec::new(),
             }),
-            notify: Notify::new(),
+            waker: Waker::from(notify.clone()),
+            notify,
             framing,
         }
     }
@@ -146,12 +216,29 @@ impl SharedWrite {
             .last_send
             .replace(now)
             .is_some_and(|last| now.duration_since(last) < BURST_GAP);
-        let direct_ok = !burst && st.queued == 0 && st.leftover.is_none() && !st.closed;
-        let Some(w) = st.w.as_mut().filter(|_| direct_ok) else {
+        if burst || st.queued > 0 || st.hand_off.is_some() || st.closed {
             st.queued += 1;
             return Direct::Queue(frame);
+        }
+        if st.busy || st.needs_flush {
+            // The writer task owns a write or flush in progress: polling the
+            // write half now could take over that operation's wake-up or its
+            // result. The writer task writes this frame next.
+            let chunks = if self.framing == Framing::Newline && frame.len() <= JOIN_MAX {
+                // One write for the writer task too, as a direct write would.
+                let mut joined = Vec::with_capacity(frame.len() + 1);
+                joined.extend_from_slice(&frame);
+                joined.push(b'\n');
+                vec![Bytes::from(joined)]
+            } else {
+                self.chunks(&frame).to_vec()
+            };
+            return self.hand_off(st, frame, chunks);
+        }
+        let Some(w) = st.w.as_mut() else {
+            return Direct::Closed(frame);
         };
-        let mut cx = Context::from_waker(Waker::noop());
+        let mut cx = Context::from_waker(&self.waker);
         if self.framing == Framing::Newline && frame.len() <= JOIN_MAX {
             st.joined.clear();
             st.joined.extend_from_slice(&frame);
@@ -187,13 +274,13 @@ impl SharedWrite {
         self.written(st, flushed)
     }
 
-    /// Hands what a direct write could not finish (`chunks`) to the writer
-    /// task, which writes it before anything queued after it, or reports
-    /// `frame` undelivered.
+    /// Hands `chunks` (all or the rest of `frame`) to the writer task, which
+    /// writes them before anything queued after them, or reports `frame`
+    /// undelivered.
     fn hand_off(&self, st: &mut WriteState, frame: Bytes, chunks: Vec<Bytes>) -> Direct {
-        st.leftover = Some(Leftover { frame, chunks });
+        st.hand_off = Some(HandOff { frame, chunks });
         st.queued += 1;
-        self.notify.notify_one();
+        self.notify.notify();
         Direct::Done
     }
 
@@ -202,7 +289,7 @@ impl SharedWrite {
     fn written(&self, st: &mut WriteState, flushed: bool) -> Direct {
         if !flushed {
             st.needs_flush = true;
-            self.notify.notify_one();
+            self.notify.notify();
         }
         Direct::Done
     }
@@ -213,12 +300,33 @@ impl SharedWrite {
         st.queued = st.queued.saturating_sub(n);
     }
 
-    pub(crate) fn take_leftover(&self) -> Option<Leftover> {
-        self.lock().leftover.take()
+    /// The writer task's next piece of work; anything but [`Work::Idle`]
+    /// marks the writer busy until [`done`](Self::done).
+    pub(crate) fn take_work(&self) -> Work {
+        let mut st = self.lock();
+        let work = if let Some(hand_off) = st.hand_off.take() {
+            Work::HandOff(hand_off)
+        } else if std::mem::take(&mut st.needs_flush) {
+            Work::Flush
+        } else {
+            return Work::Idle;
+        };
+        st.busy = true;
+        work
     }
 
-    pub(crate) fn take_needs_flush(&self) -> bool {
-        std::mem::take(&mut self.lock().needs_flush)
+    /// The writer task finished its work, which carried `frames` frames
+    /// counted as queued.
+    pub(crate) fn done(&self, frames: usize) {
+        let mut st = self.lock();
+        st.queued = st.queued.saturating_sub(frames);
+        st.busy = false;
+    }
+
+    /// The frame handed to the writer task and not yet taken, if any (on
+    /// failure, to report it undelivered).
+    pub(crate) fn take_hand_off(&self) -> Option<HandOff> {
+        self.lock().hand_off.take()
     }
 
     /// Stops direct writes (closing or failed).

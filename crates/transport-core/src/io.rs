@@ -58,9 +58,9 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 ///
 /// # Writing: direct when alone, batched when in a burst
 ///
-/// A frame sent while nothing is queued and no other frame was sent in the
-/// last 10 µs (a sequential call) is written by the sender itself, in its own
-/// task: one non-blocking `writev`, no task hop. (On a multi-threaded runtime
+/// A frame sent while nothing is queued, the writer task is idle and no other
+/// frame was sent in the last 10 µs (a sequential call) is written by the
+/// sender itself, in its own task: one non-blocking `writev`, no task hop. (On a multi-threaded runtime
 /// a hop through a writer task often crosses threads and costs more than the
 /// pipe round trip.) Frames sent in a burst go to the bounded queue, which a
 /// writer task spawned at construction drains (so construction needs a tokio
@@ -73,6 +73,13 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 /// it before anything sent after it, so frames never reorder. The write half
 /// sits behind a mutex held for one non-blocking poll at a time, never across
 /// an await.
+///
+/// A write half that remembers only the last waker it was polled with (as
+/// tokio's `stdout()` does) is safe to use: a sender
+/// never polls it while the writer task is part-way through a write or
+/// flush (the frame is handed to the writer task instead), and polls it with
+/// a waker that wakes the writer task, which finishes whatever the sender's
+/// poll left pending.
 ///
 /// A write error reports the frames that were not written as
 /// [`TransportEvent::Undelivered`] and closes the queue (later sends get

@@ -9,7 +9,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use mcpwire_codec::encode_content_length;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::direct::SharedWrite;
+use crate::direct::{SharedWrite, Work};
 use crate::{Framing, TransportError, TransportEvent};
 
 /// Frames up to this size are copied into one coalescing buffer; larger ones
@@ -31,8 +31,12 @@ const BATCH_MAX_FRAMES: usize = 256;
 /// buffer, large ones passed by reference in a vectored write). The writer
 /// flushes only when the queue is empty, so a burst costs one flush. When the
 /// queue is empty and the writer idle, senders write directly instead (see
-/// [`SharedWrite`]); what they cannot finish comes here as a leftover, which
-/// is written before anything queued after it.
+/// [`SharedWrite`]); what they cannot finish, or a frame that finds this task
+/// part-way through a write or flush, comes here as a hand-off, which is
+/// written before anything queued after it. No sender polls the write half
+/// while this task is part-way through a write or flush: it is marked busy
+/// from taking a hand-off or a flush to finishing it, and a batch's frames
+/// count as queued until the batch is written and flushed.
 ///
 /// On `shutdown` the queue is closed (new sends get `Closed`), what is left is
 /// written, and the write half is shut down, which closes a child's stdin.
@@ -51,24 +55,30 @@ pub(crate) async fn write_loop(
     let mut scratch = BytesMut::with_capacity(COPY_MAX * 4);
     let mut closing = false;
     loop {
-        if let Some(leftover) = shared.take_leftover() {
-            let mut result = shared.write_chunks(&leftover.chunks).await;
-            if result.is_ok() && rx.is_empty() {
-                result = shared.flush().await;
+        match shared.take_work() {
+            Work::HandOff(hand_off) => {
+                let mut result = shared.write_chunks(&hand_off.chunks).await;
+                if result.is_ok() && rx.is_empty() {
+                    result = shared.flush().await;
+                }
+                shared.done(1);
+                if let Err(e) = result {
+                    batch.push(hand_off.frame);
+                    fail(e, &shared, &mut batch, &mut rx, &events);
+                    return;
+                }
+                continue;
             }
-            shared.unqueue(1);
-            if let Err(e) = result {
-                batch.push(leftover.frame);
-                fail(e, &shared, &mut batch, &mut rx, &events);
-                return;
+            Work::Flush => {
+                let result = shared.flush().await;
+                shared.done(0);
+                if let Err(e) = result {
+                    fail(e, &shared, &mut batch, &mut rx, &events);
+                    return;
+                }
+                continue;
             }
-            continue;
-        }
-        if shared.take_needs_flush() {
-            if let Err(e) = shared.flush().await {
-                fail(e, &shared, &mut batch, &mut rx, &events);
-                return;
-            }
+            Work::Idle => {}
         }
         let first = if closing {
             rx.try_recv().ok()
@@ -104,7 +114,7 @@ pub(crate) async fn write_loop(
         if result.is_ok() && rx.is_empty() {
             result = shared.flush().await;
         }
-        shared.unqueue(batch.len());
+        shared.done(batch.len());
         if let Err(e) = result {
             fail(e, &shared, &mut batch, &mut rx, &events);
             return;
@@ -139,8 +149,8 @@ fn fail(
 ) {
     shared.release();
     rx.close();
-    if let Some(leftover) = shared.take_leftover() {
-        batch.push(leftover.frame);
+    if let Some(hand_off) = shared.take_hand_off() {
+        batch.push(hand_off.frame);
     }
     let error = TransportError::from(e);
     // The event channel is unbounded, but what goes in is bounded: one batch

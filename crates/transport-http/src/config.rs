@@ -9,7 +9,10 @@ use crate::RetryPolicy;
 ///
 /// All fields are private; each setter is named after its field and states its
 /// default. Limits say what they protect against.
-#[derive(Debug, Clone)]
+///
+/// Its `Debug` output shows header names but never their values (an
+/// `Authorization` token), nor the credentials of a proxy URL.
+#[derive(Clone)]
 pub struct HttpConfig {
     pub(crate) headers: HeaderMap,
     pub(crate) user_agent: HeaderValue,
@@ -88,7 +91,7 @@ impl Proxy {
 }
 
 /// Where proxy settings come from.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Clone, PartialEq, Eq)]
 pub(crate) enum ProxyConfig {
     /// `HTTPS_PROXY`, `HTTP_PROXY`, `ALL_PROXY` and `NO_PROXY` (or their
     /// lowercase forms), read when the client is built.
@@ -278,5 +281,61 @@ impl HttpConfig {
     pub fn auth(mut self, auth: mcpwire_auth::Auth) -> Self {
         self.auth = auth;
         self
+    }
+}
+
+impl std::fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Header values are secrets as often as not: names only.
+        let headers: Vec<&str> = self.headers.keys().map(HeaderName::as_str).collect();
+        f.debug_struct("HttpConfig")
+            .field("headers", &headers)
+            .field("user_agent", &self.user_agent)
+            .field("connect_timeout", &self.connect_timeout)
+            .field("request_timeout", &self.request_timeout)
+            .field("close_timeout", &self.close_timeout)
+            .field("retry", &self.retry)
+            .field("webpki_roots", &self.webpki_roots)
+            .field("native_roots", &self.native_roots)
+            .field("extra_roots", &self.extra_roots.len())
+            .field("http2", &self.http2)
+            .field("read_ahead", &self.read_ahead)
+            .field("queue_capacity", &self.queue_capacity)
+            .field("max_in_flight", &self.max_in_flight)
+            .field("max_frame_len", &self.max_frame_len)
+            .field("listen", &self.listen)
+            .field("pool_idle_timeout", &self.pool_idle_timeout)
+            .field("proxy", &self.proxy)
+            .field("auth", &self.auth)
+            .finish()
+    }
+}
+
+impl std::fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ProxyConfig::Env => f.write_str("Env"),
+            ProxyConfig::Off => f.write_str("Off"),
+            ProxyConfig::Explicit { url, no_proxy } => f
+                .debug_struct("Explicit")
+                .field("url", &without_credentials(url))
+                .field("no_proxy", no_proxy)
+                .finish(),
+        }
+    }
+}
+
+/// `url` with the `user:password@` of its authority, if any, replaced by
+/// `***@`.
+fn without_credentials(url: &str) -> String {
+    let (scheme, rest) = match url.split_once("://") {
+        Some((scheme, rest)) => (&url[..scheme.len() + 3], rest),
+        None => ("", url),
+    };
+    let end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let (authority, path) = rest.split_at(end);
+    match authority.rsplit_once('@') {
+        Some((_, host)) => format!("{scheme}***@{host}{path}"),
+        None => url.to_owned(),
     }
 }

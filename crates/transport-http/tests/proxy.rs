@@ -96,7 +96,37 @@ async fn https_goes_through_a_connect_tunnel_with_credentials() {
     );
     // base64("user:pw")
     assert!(heads[0].contains("dXNlcjpwdw=="), "{}", heads[0]);
-    assert_eq!(server.seen().len(), 1);
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(
+        seen[0].header("proxy-authorization"),
+        None,
+        "the proxy's credentials went through the tunnel to the server"
+    );
+}
+
+#[tokio::test]
+async fn http_through_a_proxy_with_credentials_carries_them_in_the_request() {
+    let server = Server::start(|_| async { Reply::json(&result(1, "{}")) }).await;
+    let proxy = proxy().await;
+    let config = quick_config().proxy(mcpwire_http::Proxy::url(format!(
+        "http://user:pw@127.0.0.1:{}",
+        proxy.port
+    )));
+    let client = HttpClient::new(config).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let heads = proxy.heads.lock().unwrap().clone();
+    assert_eq!(heads.len(), 1);
+    // A forwarding proxy reads its credentials from each request.
+    assert!(
+        heads[0]
+            .to_ascii_lowercase()
+            .contains("\r\nproxy-authorization: basic dxnlcjpwdw==\r\n"),
+        "{}",
+        heads[0]
+    );
 }
 
 #[tokio::test]

@@ -91,7 +91,9 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
         let resp = match send(ctx, build, build.request(ctx, &snap)).await {
             Ok(resp) => resp,
             // Credentials do not come back by waiting.
-            Err(e @ Error::Authorization(_)) => return Err(e.into()),
+            Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
+                return Err(e.into());
+            }
             Err(e) => {
                 last_error = e;
                 continue;
@@ -180,7 +182,7 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                     }
                 }
             }
-            Err(e @ Error::Authorization(_)) => {
+            Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
                 ctx.events.error(e.into()).await;
                 return;
             }
