@@ -110,6 +110,9 @@ impl Case {
     pub(crate) async fn run(self) -> Result<(), String> {
         let config = ClientConfig::new();
         let (client, transport, _http) = match &self.server {
+            Server::Url(url) if is_websocket(url) => {
+                (connect_ws(url, config).await?, "websocket", None)
+            }
             Server::Url(url) => {
                 let (client, http) = crate::scenario::connect(url, config).await?;
                 let mode = http.cached_mode(url).map_or("http", |m| m.kind());
@@ -228,6 +231,23 @@ impl Case {
     }
 }
 
+fn is_websocket(url: &str) -> bool {
+    let scheme = url.split(':').next().unwrap_or_default();
+    scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
+}
+
+/// Connects over a WebSocket with the default settings.
+async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, String> {
+    let connector = mcpwire_ws::WsConnector::new(mcpwire_ws::WsConfig::new())
+        .map_err(|e| format!("WebSocket connector: {e}"))?;
+    let transport = mcpwire_ws::WsTransport::connect(&connector, url)
+        .await
+        .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
+    Client::connect(transport, config)
+        .await
+        .map_err(|e| format!("connect {url}: {}", chain(&e)))
+}
+
 /// The item named `name`, or the first one when no name is given.
 fn pick<'a, T>(
     items: &'a [T],
@@ -288,6 +308,14 @@ mod tests {
                 env: vec![("TZ".into(), "UTC".into())],
             }
         );
+    }
+
+    #[test]
+    fn websocket_urls_are_told_from_http_ones() {
+        assert!(is_websocket("ws://127.0.0.1:1/ws"));
+        assert!(is_websocket("WSS://example.com/"));
+        assert!(!is_websocket("http://127.0.0.1:1/mcp"));
+        assert!(!is_websocket("wsx://a/"));
     }
 
     #[test]
