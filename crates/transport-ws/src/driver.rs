@@ -163,6 +163,7 @@ impl Driver {
         // The socket is released when `drive` returns, before the owner can
         // see `Closed`.
         let (reason, undelivered) = self.drive().await;
+        tracing::debug!(%reason, undelivered = undelivered.len(), "WebSocket connection ended");
         guard.0 = None;
         shared.finish(reason, undelivered);
     }
