@@ -33,15 +33,28 @@ async fn a_flooding_server_is_pushed_back_while_no_grant_is_held() {
     })
     .await;
     let mut t = connect(&server.url, config()).await;
-    // Paused: the server's writes stop once TCP's buffers are full.
-    assert!(
-        tokio::time::timeout(Duration::from_millis(500), t.next_event())
-            .await
-            .is_err()
-    );
-    let stalled = written.load(Ordering::SeqCst);
-    tokio::time::sleep(Duration::from_millis(200)).await;
-    assert_eq!(written.load(Ordering::SeqCst), stalled, "still writing");
+    // Paused: the server's writes stop once TCP's buffers are full. Wait
+    // (polling the transport, which delivers nothing) until the count has
+    // not moved for 300 ms.
+    let mut stalled = written.load(Ordering::SeqCst);
+    let give_up = tokio::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        assert!(
+            tokio::time::timeout(Duration::from_millis(300), t.next_event())
+                .await
+                .is_err(),
+            "an event while paused"
+        );
+        let now = written.load(Ordering::SeqCst);
+        if now == stalled {
+            break;
+        }
+        stalled = now;
+        assert!(
+            tokio::time::Instant::now() < give_up,
+            "the server never stalled"
+        );
+    }
     assert!(stalled < FLOOD / 2, "{stalled} of {FLOOD} written unread");
     // One grant: exactly one frame, the first.
     t.set_active(Active::Once);

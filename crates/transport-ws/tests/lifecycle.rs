@@ -243,13 +243,14 @@ async fn the_keepalive_pings_a_silent_live_server_and_stays_open() {
         pings
     })
     .await;
+    // A keepalive that missed the pongs would give up after 350 ms.
     let config = config()
         .ping_interval(Duration::from_millis(50))
-        .pong_timeout(Duration::from_millis(500));
+        .pong_timeout(Duration::from_millis(300));
     let mut t = connect(&server.url, config).await;
     t.set_active(Active::Once);
     assert!(
-        tokio::time::timeout(Duration::from_millis(600), t.next_event())
+        tokio::time::timeout(Duration::from_millis(1200), t.next_event())
             .await
             .is_err(),
         "the connection should stay open"
