@@ -20,9 +20,11 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::{cargo, display, run};
+use crate::cmd::{cargo, display, run};
 
-const CLIENTS: [&str; 4] = ["mcpwire", "rmcp", "raw", "tokio"];
+/// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
+/// `mcpwire-struct` passes the same arguments as a borrowed struct.
+const CLIENTS: [&str; 5] = ["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"];
 const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];
 const WORKLOADS: [&str; 6] = ["w1", "w2", "w2-task", "w3", "w4-1m", "w4-10m"];
 /// A run that takes longer than this is killed and counted as failed.
@@ -163,9 +165,14 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
 }
 
 /// Whether `client` takes part in the cell: the tokio floor is measured for
-/// stdio's sequential calls only, where it explains the latency.
+/// stdio's sequential calls only, where it explains the latency; the struct
+/// arguments only where calls are made (not W1).
 fn runs(client: &str, transport: &str, workload: &str) -> bool {
-    client != "tokio" || (transport == "stdio" && workload.starts_with("w2"))
+    match client {
+        "tokio" => transport == "stdio" && workload.starts_with("w2"),
+        "mcpwire-struct" => workload != "w1",
+        _ => true,
+    }
 }
 
 fn target_dir(root: &Path) -> PathBuf {
@@ -280,20 +287,26 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 
 fn table(cells: &[((String, String), Cell)]) -> String {
     let mut t = String::from(
-        "| transport | workload | metric | mcpwire | rmcp | raw | tokio floor | mcpwire / rmcp | mcpwire / raw |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|\n",
+        "| transport | workload | metric | mcpwire | mcpwire, struct args | rmcp | raw | tokio floor | mcpwire / rmcp | struct args / rmcp | mcpwire / raw |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((transport, workload), cell) in cells {
         for (key, label, scale, _) in metrics(workload) {
             let m = |c: &str| median(cell.get(c), key).map(|x| x * scale);
-            let (a, b, c) = (m("mcpwire"), m("rmcp"), m("raw"));
-            let floor = match m("tokio") {
-                None => "".into(),
+            let (a, s, b, c) = (m("mcpwire"), m("mcpwire-struct"), m("rmcp"), m("raw"));
+            let blank_if_none = |x: Option<f64>| match x {
+                None => String::new(),
                 x => fmt(x),
             };
+            let structs = blank_if_none(s);
+            let struct_ratio = match s {
+                None => String::new(),
+                s => ratio(s, b),
+            };
+            let floor = blank_if_none(m("tokio"));
             let _ = writeln!(
                 t,
-                "| {transport} | {workload} | {label} | {} | {} | {} | {floor} | {} | {} |",
+                "| {transport} | {workload} | {label} | {} | {structs} | {} | {} | {floor} | {} | {struct_ratio} | {} |",
                 fmt(a),
                 fmt(b),
                 fmt(c),
@@ -516,6 +529,10 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          Produced by `{command}` ({rounds} round(s); in each round the clients run \
          one after the other, each client and workload in its own process; medians shown).\n\n\
          {machine}\n\n\
+         The `mcpwire` column calls as the README shows: `connect_stdio` or \
+         `connect(Server::http(url).client(pool))`, then `call_tool(\"echo\", &json!({{..}}))`; \
+         `mcpwire, struct args` passes the same arguments as a borrowed struct. rmcp's \
+         caller builds a JSON object for each call, as its `call_tool` requires.\n\n\
          Workloads, all against the same `mcpwire-bench-server` binary: W1 spawn or connect \
          until ready; W2 10,000 sequential `tools/call` echoes of 100 bytes, made from \
          `block_on` on the main thread as `#[tokio::main]` runs them, and again \

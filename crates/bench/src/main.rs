@@ -3,11 +3,13 @@
 //! JSON line. `cargo xtask bench` runs the matrix and builds the table.
 //!
 //! ```text
-//! mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse
+//! mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]
 //! ```
 //!
-//! The clients: mcpwire (this workspace), rmcp (the official Rust SDK, from
+//! The clients: mcpwire (this workspace, as its README shows it: arguments
+//! as `&json!(..)`; `mcpwire-struct` passes them as a borrowed struct), rmcp
+//! (the official Rust SDK, from
 //! crates.io), and a raw baseline with no MCP library (hand-written
 //! JSON-RPC over blocking pipes, or over hyper's pooled client with
 //! keep-alive), which marks the limit of the pipe, the socket and the
@@ -60,7 +62,7 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let client = client.ok_or("--client is required")?;
-    if !["mcpwire", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
+    if !["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
         return Err(format!("no client {client:?}"));
     }
     let transport = transport.ok_or("--transport is required")?;
@@ -82,7 +84,7 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("mcpwire-bench: {e}");
             eprintln!(
-                "usage: mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse \
+                "usage: mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse \
                  --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]"
             );
             return ExitCode::from(2);
@@ -122,13 +124,15 @@ fn run(args: &Args) -> Result<Samples, String> {
     };
     let result = runtime.block_on(async {
         match (args.client.as_str(), &http) {
-            ("mcpwire", None) => {
+            ("mcpwire" | "mcpwire-struct", None) => {
                 let server = args.server.as_path();
-                bench(args, || Mcpwire::stdio(server)).await
+                let arguments = mcpwire_arguments(&args.client);
+                bench(args, || Mcpwire::stdio(server, arguments)).await
             }
-            ("mcpwire", Some(http)) => {
+            ("mcpwire" | "mcpwire-struct", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
-                bench(args, || Mcpwire::http(&client, http.url())).await
+                let arguments = mcpwire_arguments(&args.client);
+                bench(args, || Mcpwire::http(&client, http.url(), arguments)).await
             }
             ("rmcp", None) => {
                 let server = args.server.as_path();
@@ -149,6 +153,16 @@ fn run(args: &Args) -> Result<Samples, String> {
     });
     drop(http);
     result
+}
+
+/// `mcpwire` passes the arguments as the README does, `mcpwire-struct` as a
+/// borrowed struct.
+fn mcpwire_arguments(client: &str) -> via_mcpwire::Arguments {
+    if client == "mcpwire-struct" {
+        via_mcpwire::Arguments::Struct
+    } else {
+        via_mcpwire::Arguments::Json
+    }
 }
 
 async fn bench<C, F, Fut>(args: &Args, connect: F) -> Result<Samples, String>

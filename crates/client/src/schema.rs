@@ -2,11 +2,12 @@
 //! Schema 2020-12) and cached until the tool list changes.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::Error;
+use crate::error::Error;
+use crate::lock::Mutex;
 use crate::types::Tool;
 
 /// The compiled validator of one tool, or why its schema did not compile.
@@ -49,19 +50,19 @@ impl ToolCache {
     /// Forgets every tool and compiled schema. Calls already under way keep
     /// the entry they looked up.
     pub(crate) fn invalidate(&self) {
-        let mut inner = self.inner.lock().expect("tool cache lock");
+        let mut inner = self.inner.lock();
         inner.generation += 1;
         inner.listed = false;
         inner.tools.clear();
     }
 
     pub(crate) fn generation(&self) -> u64 {
-        self.inner.lock().expect("tool cache lock").generation
+        self.inner.lock().generation
     }
 
     /// Remembers `tools` if no invalidation happened since `generation`.
     pub(crate) fn store(&self, generation: u64, tools: &[Tool]) {
-        let mut inner = self.inner.lock().expect("tool cache lock");
+        let mut inner = self.inner.lock();
         if inner.generation != generation {
             return;
         }
@@ -77,7 +78,7 @@ impl ToolCache {
 
     /// Whether a listing is needed, and the tool `name`: one lock, one hash.
     pub(crate) fn lookup(&self, name: &str) -> Lookup {
-        let inner = self.inner.lock().expect("tool cache lock");
+        let inner = self.inner.lock();
         Lookup {
             needs_listing: !inner.listed,
             entry: inner.tools.get(name).cloned(),

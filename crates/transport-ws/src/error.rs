@@ -166,6 +166,11 @@ impl From<Error> for TransportError {
     fn from(e: Error) -> Self {
         match e {
             Error::Io(io) => TransportError::Io(Arc::new(io)),
+            // The server wants (other) credentials: the status, with its
+            // `WWW-Authenticate`, stays reachable by downcasting.
+            Error::Status(ref s) if matches!(s.status, 401 | 403) => {
+                TransportError::Unauthorized(Arc::new(e))
+            }
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
             other => TransportError::Other(Arc::new(other)),

@@ -22,7 +22,7 @@ use http::{HeaderMap, Request, Response, Version};
 use http_body_util::BodyExt;
 use hyper::body::{Body, Frame, Incoming};
 use hyper_util::rt::{TokioExecutor, TokioIo};
-use mcpwire_http::{HttpClient, HttpConfig, RetryPolicy};
+use mcpwire_http::{HttpClient, HttpConfig, Proxy, RetryPolicy};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 use tokio::net::TcpListener;
 use tokio::sync::mpsc;
@@ -398,7 +398,7 @@ fn test_tls() -> (tokio_rustls::TlsAcceptor, Vec<u8>) {
 /// A config with a quick retry policy, so tests of retries stay short.
 pub fn quick_config() -> HttpConfig {
     // Loopback tests must not depend on the machine's proxy settings.
-    HttpConfig::new().proxy_from_env(false).retry(
+    HttpConfig::new().proxy(Proxy::none()).retry(
         RetryPolicy::default()
             .initial_delay(Duration::from_millis(20))
             .max_delay(Duration::from_millis(100))
