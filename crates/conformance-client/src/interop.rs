@@ -235,14 +235,11 @@ fn is_websocket(url: &str) -> bool {
     scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
 }
 
-/// Connects over a WebSocket with the default settings.
+/// Connects over a WebSocket with the default settings, through the
+/// facade's general `connect` (the URL's scheme picks the transport).
 async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, String> {
-    let connector = mcpwire_ws::WsConnector::new(mcpwire_ws::WsConfig::new())
-        .map_err(|e| format!("WebSocket connector: {e}"))?;
-    let transport = mcpwire_ws::WsTransport::connect(&connector, url)
-        .await
-        .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
-    Client::connect(transport, config)
+    let server = mcpwire::Server::url(url).map_err(|e| format!("{url}: {}", chain(&e)))?;
+    mcpwire::connect(server, config)
         .await
         .map_err(|e| format!("connect {url}: {}", chain(&e)))
 }
