@@ -4,7 +4,8 @@
 //!
 //! Layout (tests find it through [`DIR_ENV`]):
 //! - `npm/node_modules/.bin/mcp-server-everything`, `.../mcp-server-filesystem`
-//! - `venv/bin/python` with the `mcp` SDK, and `venv/bin/mcp-server-time`
+//! - `venv/bin/python` with the `mcp` SDK and `fastmcp`, and
+//!   `venv/bin/mcp-server-time`
 //! - `venv-mcp1/bin/python` with the `mcp` SDK 1.x and its `ws` extra: the
 //!   last SDK line with a WebSocket server (`mcp.server.websocket`; mcp 2.x
 //!   dropped it), for the WebSocket transport's tests
@@ -21,7 +22,14 @@ const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
 ];
-const PY_PACKAGES: &[&str] = &["mcp==2.3.0", "mcp-server-time==2026.10.19"];
+/// fastmcp (4.0.11: the 4.1 line wants a certifi release PyPI does not
+/// have yet) serves the authorization cases:
+/// its in-memory OAuth provider, static bearer tokens and JWTs.
+const PY_PACKAGES: &[&str] = &[
+    "mcp==2.3.0",
+    "mcp-server-time==2026.10.19",
+    "fastmcp==4.0.11",
+];
 /// In a virtualenv of their own: mcp 1.x and 2.x cannot share one.
 const PY_MCP1_PACKAGES: &[&str] = &["mcp[ws]==1.30.0"];
 
