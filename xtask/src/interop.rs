@@ -3,8 +3,9 @@
 //!
 //! The servers are the ones `cargo xtask servers` installs (npm
 //! `server-everything` and `server-filesystem`, the Python SDK with a script
-//! kept in the repository, `mcp-server-time`, and `fastmcp` requiring
-//! authorization: its in-memory OAuth provider, a static bearer token, JWTs). Each case runs the
+//! kept in the repository, the Python SDK 1.x's WebSocket server with
+//! another, `mcp-server-time`, and `fastmcp` requiring authorization: its
+//! in-memory OAuth provider, a static bearer token, JWTs). Each case runs the
 //! `mcpwire-conformance interop` binary with the client's default settings:
 //! connect (for HTTP, from the URL alone through the automatic fallback),
 //! list the tools and call one, read a resource and get a prompt where the
@@ -46,12 +47,14 @@ enum Transport {
         env: Vec<(&'static str, String)>,
     },
     /// We start `program args...` with `PORT` (and `port_arg`) set to a free
-    /// port, then the client connects to `http://127.0.0.1:PORT{path}`.
+    /// port, then the client connects to `{scheme}://127.0.0.1:PORT{path}`
+    /// (`http`, or `ws` for a WebSocket server).
     Http {
         program: PathBuf,
         args: Vec<String>,
         /// Whether the port is also passed as the last argument.
         port_arg: bool,
+        scheme: &'static str,
         path: &'static str,
         /// Environment for both the server and the client (a shared token,
         /// where a token file goes).
@@ -159,6 +162,16 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             .join("mcpserver.py"),
     )?;
     let time = dir.join("venv").join("bin").join("mcp-server-time");
+    // The Python SDK 1.x, for its WebSocket server (mcp 2.x has none).
+    let python1 = dir.join("venv-mcp1").join("bin").join("python");
+    let ws_script = path_str(
+        &root
+            .join("crates")
+            .join("transport-ws")
+            .join("tests")
+            .join("servers")
+            .join("mcp1_ws_server.py"),
+    )?;
 
     // The filesystem server gets a directory of its own with one file in it.
     let fs_root = work.join("fs-root");
@@ -184,6 +197,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             mode.into(),
         ],
         port_arg: false,
+        scheme: "http",
         path,
         env: Vec::new(),
     };
@@ -191,6 +205,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
         program: python.clone(),
         args: vec![script.clone(), mode.into()],
         port_arg: true,
+        scheme: "http",
         path,
         env: Vec::new(),
     };
@@ -207,6 +222,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
         program: python.clone(),
         args: vec![fastmcp.clone(), mode.into()],
         port_arg: true,
+        scheme: "http",
         path: "/mcp",
         env,
     };
@@ -271,6 +287,19 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             server: "python-sdk",
             transport: "sse",
             how: python_http("sse", "/sse"),
+            client_args: add.clone(),
+        },
+        Case {
+            server: "python-sdk-1",
+            transport: "websocket",
+            how: Transport::Http {
+                program: python1,
+                args: vec![ws_script],
+                port_arg: true,
+                scheme: "ws",
+                path: "/ws",
+                env: Vec::new(),
+            },
             client_args: add.clone(),
         },
         Case {
@@ -345,6 +374,7 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
             program,
             args,
             port_arg,
+            scheme,
             path,
             env,
         } => {
@@ -360,7 +390,7 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
             let mut server = Group::spawn(&mut server, &server_log, &server_log)?;
             wait_listening(&mut server, port)?;
             cmd.arg("--url")
-                .arg(format!("http://127.0.0.1:{port}{path}"));
+                .arg(format!("{scheme}://127.0.0.1:{port}{path}"));
             _server = Some(server);
         }
     }
@@ -533,7 +563,9 @@ fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
          a free port and run in their own process group, stopped after the case; the npm server \
          is bound to loopback by a `node --require` preload \
          (`crates/transport-http/tests/servers/loopback.js`). The Python SDK server is \
-         `crates/conformance-client/interop/mcpserver.py`. The transport column is the \
+         `crates/conformance-client/interop/mcpserver.py`; its WebSocket server (the SDK 1.x \
+         line, `mcp.server.websocket`) is `crates/transport-ws/tests/servers/mcp1_ws_server.py`. \
+         The transport column is the \
          server's; the line starts with the transport the client settled on. `cargo xtask interop \
          --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
          `target/interop/logs/`.\n\n{table}"

@@ -82,6 +82,17 @@ fn ci() -> Result<(), String> {
         .args(["--", "--include-ignored"])
         .env(servers::DIR_ENV, &dir))?;
     run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))?;
+    // The facade without `ws` (on everywhere above): a WebSocket entry of a
+    // configuration file stays a typed unsupported-transport error.
+    run(cargo().args([
+        "test",
+        "-p",
+        "mcpwire",
+        "--features",
+        "config",
+        "--test",
+        "from_config",
+    ]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
     // After the tests: the official conformance suite and real servers.
     eprintln!("$ cargo xtask conformance");

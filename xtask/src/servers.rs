@@ -6,6 +6,9 @@
 //! - `npm/node_modules/.bin/mcp-server-everything`, `.../mcp-server-filesystem`
 //! - `venv/bin/python` with the `mcp` SDK and `fastmcp`, and
 //!   `venv/bin/mcp-server-time`
+//! - `venv-mcp1/bin/python` with the `mcp` SDK 1.x and its `ws` extra: the
+//!   last SDK line with a WebSocket server (`mcp.server.websocket`; mcp 2.x
+//!   dropped it), for the WebSocket transport's tests
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -27,6 +30,8 @@ const PY_PACKAGES: &[&str] = &[
     "mcp-server-time==2026.10.19",
     "fastmcp==4.0.11",
 ];
+/// In a virtualenv of their own: mcp 1.x and 2.x cannot share one.
+const PY_MCP1_PACKAGES: &[&str] = &["mcp[ws]==1.30.0"];
 
 /// Installs what is missing; returns the servers directory.
 pub(crate) fn install(root: &Path) -> Result<PathBuf, String> {
@@ -49,23 +54,30 @@ pub(crate) fn install(root: &Path) -> Result<PathBuf, String> {
         std::fs::write(&stamp, &want).map_err(|e| e.to_string())?;
     }
 
-    let venv = dir.join("venv");
-    let stamp = venv.join(".installed");
-    let want = PY_PACKAGES.join(" ");
-    if std::fs::read_to_string(&stamp).ok().as_deref() != Some(want.as_str()) {
-        if !venv.join("bin").join("python").exists() {
-            run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-        }
-        run(Command::new(venv.join("bin").join("python"))
-            .args([
-                "-m",
-                "pip",
-                "install",
-                "--quiet",
-                "--disable-pip-version-check",
-            ])
-            .args(PY_PACKAGES))?;
-        std::fs::write(&stamp, &want).map_err(|e| e.to_string())?;
-    }
+    python_venv(&dir.join("venv"), PY_PACKAGES)?;
+    python_venv(&dir.join("venv-mcp1"), PY_MCP1_PACKAGES)?;
     Ok(dir)
+}
+
+/// Installs `packages` into the virtualenv at `venv` unless its stamp says
+/// they are there already.
+fn python_venv(venv: &Path, packages: &[&str]) -> Result<(), String> {
+    let stamp = venv.join(".installed");
+    let want = packages.join(" ");
+    if std::fs::read_to_string(&stamp).ok().as_deref() == Some(want.as_str()) {
+        return Ok(());
+    }
+    if !venv.join("bin").join("python").exists() {
+        run(Command::new("python3").args(["-m", "venv"]).arg(venv))?;
+    }
+    run(Command::new(venv.join("bin").join("python"))
+        .args([
+            "-m",
+            "pip",
+            "install",
+            "--quiet",
+            "--disable-pip-version-check",
+        ])
+        .args(packages))?;
+    std::fs::write(&stamp, &want).map_err(|e| e.to_string())
 }

@@ -126,9 +126,10 @@ pub enum TransportKind {
     Stdio,
     /// Streamable HTTP, possibly falling back to HTTP+SSE (see [`HttpMode`]).
     Http,
-    /// WebSocket (`ws`, `websocket`): parsed, but no transport for it exists
-    /// yet, so [resolving](crate::Resolver::resolve) it fails unless the caller
-    /// [accepts](crate::Resolver::accept) it.
+    /// WebSocket (`ws`, `websocket`): [resolving](crate::Resolver::resolve)
+    /// it fails unless the caller [accepts](crate::Resolver::accept) it, as
+    /// the `mcpwire` facade's `config_resolver` does with its `ws` feature
+    /// (the transport is `mcpwire-ws`).
     WebSocket,
 }
 

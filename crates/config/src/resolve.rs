@@ -94,8 +94,9 @@ impl<'a> Resolver<'a> {
         self
     }
 
-    /// Accepts servers of `kind` as well: the switch a future WebSocket
-    /// transport flips with `accept(TransportKind::WebSocket)`. Default:
+    /// Accepts servers of `kind` as well: the `mcpwire` facade's
+    /// `config_resolver` accepts `TransportKind::WebSocket` when its `ws`
+    /// feature (the `mcpwire-ws` transport) is on. Default:
     /// stdio and HTTP.
     pub fn accept(mut self, kind: TransportKind) -> Self {
         if !self.accepted.contains(&kind) {

@@ -132,6 +132,12 @@ impl Case {
     pub(crate) async fn run(self) -> Result<(), String> {
         let config = ClientConfig::new();
         let (client, transport, _http) = match &self.server {
+            Server::Url(url) if is_websocket(url) => {
+                if self.authorize.is_some() {
+                    return Err("authorization options apply to HTTP servers only".into());
+                }
+                (connect_ws(url, config).await?, "websocket", None)
+            }
             Server::Url(url) => {
                 let http =
                     HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
@@ -272,6 +278,20 @@ impl Case {
     }
 }
 
+fn is_websocket(url: &str) -> bool {
+    let scheme = url.split(':').next().unwrap_or_default();
+    scheme.eq_ignore_ascii_case("ws") || scheme.eq_ignore_ascii_case("wss")
+}
+
+/// Connects over a WebSocket with the default settings, through the
+/// facade's general `connect` (the URL's scheme picks the transport).
+async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, String> {
+    let server = mcpwire::Server::url(url).map_err(|e| format!("{url}: {}", chain(&e)))?;
+    mcpwire::connect(server, config)
+        .await
+        .map_err(|e| format!("connect {url}: {}", chain(&e)))
+}
+
 /// The item named `name`, or the first one when no name is given.
 fn pick<'a, T>(
     items: &'a [T],
@@ -332,6 +352,14 @@ mod tests {
                 env: vec![("TZ".into(), "UTC".into())],
             }
         );
+    }
+
+    #[test]
+    fn websocket_urls_are_told_from_http_ones() {
+        assert!(is_websocket("ws://127.0.0.1:1/ws"));
+        assert!(is_websocket("WSS://example.com/"));
+        assert!(!is_websocket("http://127.0.0.1:1/mcp"));
+        assert!(!is_websocket("wsx://a/"));
     }
 
     #[test]

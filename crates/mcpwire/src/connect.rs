@@ -28,6 +28,14 @@ pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Client, Err
     connect(Server::http(url), config).await
 }
 
+/// Connects to the MCP server at the WebSocket `url` (`ws://` or `wss://`,
+/// subprotocol `mcp`), with the default [`WsConfig`](crate::WsConfig). For
+/// other options: [`connect`] with [`Server::ws`].
+#[cfg(feature = "ws")]
+pub async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, Error> {
+    connect(Server::ws(url), config).await
+}
+
 /// Spawns the server `stdio` describes and connects to it over its stdin
 /// and stdout.
 ///

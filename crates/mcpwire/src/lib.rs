@@ -73,7 +73,13 @@
 //!   [`Server::stdio`], [`Server::command`]).
 //! - `http`: reach remote servers over Streamable HTTP and legacy HTTP+SSE
 //!   ([`connect_http`], [`Server::http`]).
-//! - `full`: both.
+//! - `ws`: reach servers that speak MCP over a WebSocket, a compatibility
+//!   transport the MCP specification does not define ([`connect_ws`],
+//!   [`Server::ws`]; [`Server::url`] takes `ws://` and `wss://` URLs).
+//! - `config`: read the configuration files users already have
+//!   ([`config`]) and make a [`Server`] of an entry (`Server::try_from`,
+//!   after [`config_resolver`]).
+//! - `full`: all of them.
 //!
 //! # Authorization
 //!
@@ -101,15 +107,24 @@
 //!
 //! Not here: an MCP server framework.
 
-// Connecting needs a transport: with neither feature, the facade only
+// Connecting needs a transport: with no transport feature, the facade only
 // re-exports the layers (for a transport of one's own).
-#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 mod connect;
-#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg(all(
+    feature = "config",
+    any(feature = "stdio", feature = "http", feature = "ws")
+))]
+mod from_config;
+#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 mod server;
+#[cfg(feature = "ws")]
+mod ws_server;
 
 pub use mcpwire_client as client;
 pub use mcpwire_codec as codec;
+#[cfg(feature = "config")]
+pub use mcpwire_config as config;
 #[cfg(feature = "http")]
 pub use mcpwire_http as http;
 #[cfg(feature = "http")]
@@ -117,13 +132,22 @@ pub use mcpwire_http::auth;
 #[cfg(feature = "stdio")]
 pub use mcpwire_stdio as stdio;
 pub use mcpwire_transport as transport;
+#[cfg(feature = "ws")]
+pub use mcpwire_ws as ws;
 
-#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 pub use connect::connect;
 #[cfg(feature = "http")]
 pub use connect::connect_http;
 #[cfg(feature = "stdio")]
 pub use connect::connect_stdio;
+#[cfg(feature = "ws")]
+pub use connect::connect_ws;
+#[cfg(all(
+    feature = "config",
+    any(feature = "stdio", feature = "http", feature = "ws")
+))]
+pub use from_config::config_resolver;
 pub use mcpwire_client::types::{
     CallToolResult, ContentBlock, EmbeddedResource, MediaContent, ResourceContents, ResourceLink,
     TextContent, Tool,
@@ -139,8 +163,10 @@ pub use mcpwire_http::{HttpClient, HttpConfig};
 pub use mcpwire_stdio::{StderrMode, StdioConfig};
 #[cfg(feature = "http")]
 pub use server::HttpServer;
-#[cfg(any(feature = "stdio", feature = "http"))]
+#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 pub use server::Server;
+#[cfg(feature = "ws")]
+pub use ws_server::WsServer;
 
 /// The README's examples, compiled as doctests.
 #[cfg(all(doctest, feature = "stdio", feature = "http"))]

@@ -12,15 +12,20 @@ use mcpwire_http::auth::{Auth, Secret};
 use mcpwire_http::{HttpClient, HttpConfig, HttpMode, HttpTransport};
 #[cfg(feature = "stdio")]
 use mcpwire_stdio::{StdioConfig, StdioTransport};
+#[cfg(any(feature = "stdio", feature = "http"))]
 use mcpwire_transport::Transport;
 
-/// An MCP server to connect to: a URL ([`Server::http`]) or a local command
+#[cfg(feature = "ws")]
+use crate::ws_server::WsServer;
+
+/// An MCP server to connect to: a URL ([`Server::http`], [`Server::ws`],
+/// or either by scheme with [`Server::url`]) or a local command
 /// ([`Server::stdio`], [`Server::command`]). [`connect`](crate::connect)
 /// takes one; so does anything that holds many servers.
 ///
 /// Each (re)connection opens a fresh transport from it: a server process is
-/// spawned again, an HTTP session is started again (over the same pooled
-/// connections).
+/// spawned again, an HTTP session or a WebSocket connection is started
+/// again (HTTP over the same pooled connections).
 #[derive(Clone)]
 pub struct Server {
     kind: Kind,
@@ -32,6 +37,8 @@ enum Kind {
     Http(Box<HttpServer>),
     #[cfg(feature = "stdio")]
     Stdio(Box<StdioConfig>),
+    #[cfg(feature = "ws")]
+    Ws(Box<WsServer>),
 }
 
 impl fmt::Debug for Server {
@@ -41,6 +48,8 @@ impl fmt::Debug for Server {
             Kind::Http(ref h) => h.fmt(f),
             #[cfg(feature = "stdio")]
             Kind::Stdio(ref s) => f.debug_tuple("Server::Stdio").field(s).finish(),
+            #[cfg(feature = "ws")]
+            Kind::Ws(ref w) => w.fmt(f),
         }
     }
 }
@@ -56,6 +65,35 @@ impl Server {
             client: ClientChoice::New(Box::new(HttpConfig::new())),
             mode: None,
             auth: None,
+        }
+    }
+
+    /// A server reached over a WebSocket at `url` (`ws://` or `wss://`),
+    /// asking for the `mcp` subprotocol. Options go on the returned
+    /// [`WsServer`].
+    #[cfg(feature = "ws")]
+    pub fn ws(url: impl Into<String>) -> WsServer {
+        WsServer::new(url.into())
+    }
+
+    /// A server at `url`, reached by its scheme with default options:
+    /// `http` and `https` as [`Server::http`] (with the `http` feature),
+    /// `ws` and `wss` as [`Server::ws`] (with the `ws` feature). Any other
+    /// scheme, or one whose feature is off, is a
+    /// [connect error](crate::ErrorKind::Connect) saying so.
+    #[cfg(any(feature = "http", feature = "ws"))]
+    pub fn url(url: impl Into<String>) -> Result<Server, Error> {
+        let url = url.into();
+        let scheme = url
+            .split_once("://")
+            .map(|(s, _)| s.to_ascii_lowercase())
+            .unwrap_or_default();
+        match scheme.as_str() {
+            #[cfg(feature = "http")]
+            "http" | "https" => Ok(Server::http(url).into()),
+            #[cfg(feature = "ws")]
+            "ws" | "wss" => Ok(Server::ws(url).into()),
+            _ => Err(Error::connect(UnsupportedScheme(scheme))),
         }
     }
 
@@ -88,9 +126,37 @@ impl Server {
             Kind::Http(h) => h.factory(),
             #[cfg(feature = "stdio")]
             Kind::Stdio(config) => Ok(stdio_factory(*config)),
+            #[cfg(feature = "ws")]
+            Kind::Ws(w) => w.factory(),
         }
     }
 }
+
+/// A URL whose scheme this build of mcpwire cannot reach.
+#[cfg(any(feature = "http", feature = "ws"))]
+#[derive(Debug)]
+struct UnsupportedScheme(String);
+
+#[cfg(any(feature = "http", feature = "ws"))]
+impl fmt::Display for UnsupportedScheme {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let reachable: &[&str] = &[
+            #[cfg(feature = "http")]
+            "http, https",
+            #[cfg(feature = "ws")]
+            "ws, wss",
+        ];
+        write!(
+            f,
+            "unsupported URL scheme {:?} (this build of mcpwire reaches {})",
+            self.0,
+            reachable.join(", ")
+        )
+    }
+}
+
+#[cfg(any(feature = "http", feature = "ws"))]
+impl std::error::Error for UnsupportedScheme {}
 
 #[cfg(feature = "stdio")]
 impl From<StdioConfig> for Server {
@@ -229,6 +295,15 @@ impl From<HttpServer> for Server {
     fn from(http: HttpServer) -> Self {
         Server {
             kind: Kind::Http(Box::new(http)),
+        }
+    }
+}
+
+#[cfg(feature = "ws")]
+impl From<WsServer> for Server {
+    fn from(ws: WsServer) -> Self {
+        Server {
+            kind: Kind::Ws(Box::new(ws)),
         }
     }
 }
