@@ -73,7 +73,12 @@
 //!   [`Server::stdio`], [`Server::command`]).
 //! - `http`: reach remote servers over Streamable HTTP and legacy HTTP+SSE
 //!   ([`connect_http`], [`Server::http`]).
-//! - `full`: both.
+//! - `manager`: many servers at once ([`manager`]: one client per server,
+//!   health, an aggregated catalogue of tools, prompts and resources, calls
+//!   routed by name) from the configuration files users already have
+//!   ([`config`]: Claude Desktop, Claude Code, Cursor, VS Code, Windsurf,
+//!   Gemini CLI, Codex).
+//! - `full`: all of them.
 //!
 //! Not here: an MCP server framework, and authorization flows (a token can
 //! be sent with [`HttpConfig::header`]).
@@ -82,11 +87,15 @@
 // re-exports the layers (for a transport of one's own).
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod connect;
+#[cfg(all(feature = "manager", any(feature = "stdio", feature = "http")))]
+pub mod manager;
 #[cfg(any(feature = "stdio", feature = "http"))]
 mod server;
 
 pub use mcpwire_client as client;
 pub use mcpwire_codec as codec;
+#[cfg(feature = "manager")]
+pub use mcpwire_config as config;
 #[cfg(feature = "http")]
 pub use mcpwire_http as http;
 #[cfg(feature = "stdio")]

@@ -1,0 +1,1 @@
+//! The manager through the facade: configuration entries made into servers.
