@@ -125,6 +125,6 @@ pub use server::HttpServer;
 pub use server::Server;
 
 /// The README's examples, compiled as doctests.
-#[cfg(all(doctest, feature = "stdio", feature = "http"))]
+#[cfg(all(doctest, feature = "stdio", feature = "http", feature = "manager"))]
 #[doc = include_str!("../../../README.md")]
 mod readme {}
