@@ -18,6 +18,7 @@
 //! on stderr), 2 for a usage error.
 
 mod arguments;
+mod auth;
 mod fleet;
 mod interop;
 mod scenario;
