@@ -24,9 +24,18 @@ use crate::cmd::{cargo, display, run};
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
-const CLIENTS: [&str; 5] = ["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"];
+/// `mcpwire-manager` routes the same calls through the manager (W2, W3), and
+/// starts W5's 20 servers at once (`mcpwire` starts them one by one).
+const CLIENTS: [&str; 6] = [
+    "mcpwire",
+    "mcpwire-struct",
+    "mcpwire-manager",
+    "rmcp",
+    "raw",
+    "tokio",
+];
 const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];
-const WORKLOADS: [&str; 6] = ["w1", "w2", "w2-task", "w3", "w4-1m", "w4-10m"];
+const WORKLOADS: [&str; 7] = ["w1", "w2", "w2-task", "w3", "w4-1m", "w4-10m", "w5"];
 /// A run that takes longer than this is killed and counted as failed.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench`) -->";
@@ -43,7 +52,7 @@ struct Options {
 fn parse(args: &[String]) -> Result<Options, String> {
     let usage = || {
         "usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]... \
-         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m]... [--rounds N] [--no-write]"
+         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write]"
             .to_string()
     };
     let mut o = Options {
@@ -153,10 +162,12 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let machine = machine(root);
     let table = table(&cells);
     let targets = targets(&cells);
-    println!("\n{machine}\n{table}\n{targets}");
+    let fleet = fleet_table(&cells);
+    println!("\n{machine}\n{table}\n{targets}\n{fleet}");
     if o.write {
         let command = format!("cargo xtask bench {}", args.join(" "));
-        let section = section(command.trim(), o.rounds, &machine, &table, &targets);
+        let mut section = section(command.trim(), o.rounds, &machine, &table, &targets);
+        section.insert_str(section.len() - END.len() - 1, &format!("\n{fleet}"));
         let path = root.join("docs/benchmarks.md");
         write_section(&path, &section)?;
         eprintln!("wrote {}", path.display());
@@ -168,7 +179,11 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
 /// stdio's sequential calls only, where it explains the latency; the struct
 /// arguments only where calls are made (not W1).
 fn runs(client: &str, transport: &str, workload: &str) -> bool {
+    if workload == "w5" {
+        return transport == "stdio" && matches!(client, "mcpwire" | "mcpwire-manager");
+    }
     match client {
+        "mcpwire-manager" => matches!(workload, "w2" | "w2-task" | "w3"),
         "tokio" => transport == "stdio" && workload.starts_with("w2"),
         "mcpwire-struct" => workload != "w1",
         _ => true,
@@ -256,6 +271,10 @@ fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)]
             ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
             ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
         ],
+        "w5" => &[
+            ("p50_us", "20 servers ready p50 (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
         "w3" => &[
             ("ops_per_s", "calls/s", 1.0, true),
             ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
@@ -291,6 +310,9 @@ fn table(cells: &[((String, String), Cell)]) -> String {
          |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((transport, workload), cell) in cells {
+        if workload == "w5" {
+            continue;
+        }
         for (key, label, scale, _) in metrics(workload) {
             let m = |c: &str| median(cell.get(c), key).map(|x| x * scale);
             let (a, s, b, c) = (m("mcpwire"), m("mcpwire-struct"), m("rmcp"), m("raw"));
@@ -484,6 +506,86 @@ fn targets(cells: &[((String, String), Cell)]) -> String {
         });
     }
     out
+}
+
+/// The manager's rows (issue 14): its routing overhead per call over a
+/// direct `Client` call, and 20 stdio servers to all ready, at once against
+/// one by one; then its targets.
+fn fleet_table(cells: &[((String, String), Cell)]) -> String {
+    let get = |transport: &str, workload: &str, client: &str, key: &str| {
+        cells
+            .iter()
+            .find(|((t, w), _)| t == transport && w == workload)
+            .and_then(|(_, cell)| median(cell.get(client), key))
+    };
+    let mut t = String::from(
+        "### The manager (issue 14)\n\n\
+         Routing: the same echo calls through a `Manager` holding the one server, by public \
+         name (`bench__echo`), against the direct `Client` call of the `mcpwire` column. \
+         W5: 20 `mcpwire-bench-server` processes over stdio until every one is ready and its \
+         tools are listed: `connect_all` (all at once) against `connect_stdio` and \
+         `list_all_tools` one after the other.\n\n\
+         | transport | workload | metric | direct Client | through the manager | manager / direct |\n\
+         |---|---|---|---:|---:|---:|\n",
+    );
+    let mut overheads = Vec::new();
+    for ((transport, workload), _) in cells {
+        let rows: &[(&str, &str, f64)] = match workload.as_str() {
+            "w2" | "w2-task" => &[
+                ("p50_us", "p50 (us)", 1.0),
+                ("cpu_us_per_op", "CPU per call (us)", 1.0),
+            ],
+            "w3" => &[("ops_per_s", "calls/s", 1.0)],
+            "w5" => &[(
+                "p50_us",
+                "20 servers ready p50 (ms), one by one / at once",
+                1e-3,
+            )],
+            _ => continue,
+        };
+        for (key, label, scale) in rows {
+            let direct = get(transport, workload, "mcpwire", key).map(|x| x * scale);
+            let managed = get(transport, workload, "mcpwire-manager", key).map(|x| x * scale);
+            if managed.is_none() {
+                continue;
+            }
+            let _ = writeln!(
+                t,
+                "| {transport} | {workload} | {label} | {} | {} | {} |",
+                fmt(direct),
+                fmt(managed),
+                ratio(managed, direct)
+            );
+            if workload == "w2" && *key == "p50_us" {
+                overheads.push((transport.clone(), managed.zip(direct).map(|(m, d)| m / d)));
+            }
+        }
+    }
+    t.push_str("\n| target | measured | met |\n|---|---|---|\n");
+    for (transport, r) in overheads {
+        let (measured, met) = match r {
+            Some(r) => (
+                format!("{:+.1}%", (r - 1.0) * 100.0),
+                if r <= 1.05 { "yes" } else { "**no**" },
+            ),
+            None => ("not measured".into(), "n/a"),
+        };
+        let _ = writeln!(
+            t,
+            "| {transport} W2 p50 routing overhead < 5% | {measured} | {met} |"
+        );
+    }
+    let serial = get("stdio", "w5", "mcpwire", "p50_us");
+    let parallel = get("stdio", "w5", "mcpwire-manager", "p50_us");
+    if let (Some(s), Some(p)) = (serial, parallel) {
+        let _ = writeln!(
+            t,
+            "| 20 stdio servers: at once faster than one by one | {:.2}x faster | {} |",
+            s / p,
+            if p < s { "yes" } else { "**no**" }
+        );
+    }
+    t
 }
 
 fn machine(root: &Path) -> String {

@@ -9,7 +9,11 @@
 //! `mcpwire-conformance interop` binary with the client's default settings:
 //! connect (for HTTP, from the URL alone through the automatic fallback),
 //! list the tools and call one, read a resource and get a prompt where the
-//! server offers them, close. It prints one line per case and
+//! server offers them, close. The `fleet` case writes a Claude Desktop style
+//! configuration file naming server-everything (stdio and Streamable HTTP),
+//! server-filesystem and the Python SDK server, and runs the client's
+//! `fleet` mode: the manager loads it, starts every server at once, lists
+//! the aggregated tools and calls one of each server by its public name. It prints one line per case and
 //! `N passed, M failed`, writes `docs/interop.md` when every case ran, and
 //! fails on any failure.
 //!
@@ -59,6 +63,14 @@ enum Transport {
         /// Environment for both the server and the client (a shared token,
         /// where a token file goes).
         env: Vec<(&'static str, String)>,
+    },
+    /// A Claude Desktop style configuration file naming these stdio servers
+    /// (name, program, arguments) and, by its URL, the `http` server (which
+    /// we start), loaded and used through the manager (the client's `fleet`
+    /// mode).
+    Fleet {
+        stdio: Vec<(&'static str, PathBuf, Vec<String>)>,
+        http: (&'static str, Box<Transport>),
     },
 }
 
@@ -229,6 +241,47 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
     let token_file = path_str(&work.join("fastmcp-jwt.token"))?;
     // A fresh token per run: nothing to keep secret, nothing to reuse.
     let static_token = format!("interop-{:x}", std::process::id() as u64 * 0x9e37_79b9 + 17);
+    let fleet = Case {
+        server: "fleet",
+        transport: "config file",
+        how: Transport::Fleet {
+            stdio: vec![
+                (
+                    "everything",
+                    node.clone(),
+                    vec![everything.clone(), "stdio".into()],
+                ),
+                (
+                    "filesystem",
+                    node.clone(),
+                    vec![filesystem.clone(), fs_root.clone()],
+                ),
+                (
+                    "python",
+                    python.clone(),
+                    vec![script.clone(), "stdio".into()],
+                ),
+            ],
+            http: (
+                "everything-http",
+                Box::new(everything_http("streamableHttp", "/mcp")),
+            ),
+        },
+        client_args: vec![
+            "--call".into(),
+            "everything__echo".into(),
+            r#"{"message":"hello from the fleet"}"#.into(),
+            "--call".into(),
+            "everything-http__echo".into(),
+            r#"{"message":"hello from the fleet"}"#.into(),
+            "--call".into(),
+            "filesystem__read_text_file".into(),
+            serde_json::json!({ "path": format!("{fs_root}/hello.txt") }).to_string(),
+            "--call".into(),
+            "python__add".into(),
+            r#"{"a":2,"b":3}"#.into(),
+        ],
+    };
     Ok(vec![
         Case {
             server: "server-everything",
@@ -257,7 +310,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             transport: "stdio",
             how: Transport::Stdio {
                 program: node.clone(),
-                args: vec![filesystem, fs_root.clone()],
+                args: vec![filesystem.clone(), fs_root.clone()],
                 env: Vec::new(),
             },
             client_args: vec![
@@ -344,6 +397,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             ),
             client_args: [add.clone(), args(&["--bearer-file", &token_file])].concat(),
         },
+        fleet,
     ])
 }
 
@@ -360,38 +414,46 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
         .join("logs")
         .join(format!("{}-{}.log", case.server, case.transport));
     let mut cmd = Command::new(client);
-    cmd.arg("interop").args(&case.client_args);
     // Kept alive until the client is done, then stopped with its group.
     let mut _server = None;
     match &case.how {
         Transport::Stdio { program, args, env } => {
+            cmd.arg("interop").args(&case.client_args);
             for (k, v) in env {
                 cmd.arg("--env").arg(format!("{k}={v}"));
             }
             cmd.arg("--stdio").arg(program).args(args);
         }
-        Transport::Http {
-            program,
-            args,
-            port_arg,
-            scheme,
-            path,
-            env,
-        } => {
-            let port = free_port()?;
-            let mut server = Command::new(program);
-            server.args(args).env("PORT", port.to_string());
-            server.envs(env.iter().map(|(k, v)| (*k, v)));
+        Transport::Http { env, .. } => {
+            let (server, url) = start_http(&case.how, &log)?;
             cmd.envs(env.iter().map(|(k, v)| (*k, v)));
-            if *port_arg {
-                server.arg(port.to_string());
-            }
-            let server_log = log.with_extension("server.log");
-            let mut server = Group::spawn(&mut server, &server_log, &server_log)?;
-            wait_listening(&mut server, port)?;
-            cmd.arg("--url")
-                .arg(format!("{scheme}://127.0.0.1:{port}{path}"));
+            cmd.arg("interop")
+                .args(&case.client_args)
+                .arg("--url")
+                .arg(url);
             _server = Some(server);
+        }
+        Transport::Fleet { stdio, http } => {
+            let (server, url) = start_http(&http.1, &log)?;
+            _server = Some(server);
+            let mut servers = serde_json::Map::new();
+            for (name, program, args) in stdio {
+                servers.insert(
+                    (*name).to_owned(),
+                    serde_json::json!({"command": path_str(program)?, "args": args}),
+                );
+            }
+            servers.insert(
+                http.0.to_owned(),
+                serde_json::json!({"type": "http", "url": url}),
+            );
+            let file = work.join("fleet.json");
+            let text = serde_json::json!({ "mcpServers": servers }).to_string();
+            std::fs::write(&file, text).map_err(|e| format!("{}: {e}", file.display()))?;
+            cmd.arg("fleet")
+                .arg("--config")
+                .arg(&file)
+                .args(&case.client_args);
         }
     }
     let summary = log.with_extension("out");
@@ -408,6 +470,33 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
         )),
         None => Err(format!("timed out after {} s", CASE_WALL_TIME.as_secs())),
     }
+}
+
+/// Starts the HTTP server `how` describes on a free port; returns it (in
+/// its process group) and the URL to reach it.
+fn start_http(how: &Transport, log: &Path) -> Result<(Group, String), String> {
+    let Transport::Http {
+        program,
+        args,
+        port_arg,
+        scheme,
+        path,
+        env,
+    } = how
+    else {
+        return Err("not an HTTP server".into());
+    };
+    let port = free_port()?;
+    let mut server = Command::new(program);
+    server.args(args).env("PORT", port.to_string());
+    server.envs(env.iter().map(|(k, v)| (*k, v)));
+    if *port_arg {
+        server.arg(port.to_string());
+    }
+    let server_log = log.with_extension("server.log");
+    let mut server = Group::spawn(&mut server, &server_log, &server_log)?;
+    wait_listening(&mut server, port)?;
+    Ok((server, format!("{scheme}://127.0.0.1:{port}{path}")))
 }
 
 fn last_line(text: &str) -> String {
@@ -565,8 +654,10 @@ fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
          (`crates/transport-http/tests/servers/loopback.js`). The Python SDK server is \
          `crates/conformance-client/interop/mcpserver.py`; its WebSocket server (the SDK 1.x \
          line, `mcp.server.websocket`) is `crates/transport-ws/tests/servers/mcp1_ws_server.py`. \
-         The transport column is the \
-         server's; the line starts with the transport the client settled on. `cargo xtask interop \
+         The `fleet` case loads a Claude Desktop \
+         style file naming server-everything (stdio and Streamable HTTP), server-filesystem and \
+         the Python SDK server into the manager, starts them at once and calls a tool of each \
+         by its public name. The transport column is the server's; the line starts with the transport the client settled on. `cargo xtask interop \
          --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
          `target/interop/logs/`.\n\n{table}"
     );

@@ -3,8 +3,9 @@
 //! JSON line. `cargo xtask bench` runs the matrix and builds the table.
 //!
 //! ```text
-//! mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse
-//!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]
+//! mcpwire-bench --client mcpwire|mcpwire-struct|mcpwire-manager|rmcp|raw|tokio
+//!               --transport stdio|http|http-sse
+//!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5 --server PATH [--quick]
 //! ```
 //!
 //! The clients: mcpwire (this workspace, as its README shows it: arguments
@@ -15,6 +16,9 @@
 //! keep-alive), which marks the limit of the pipe, the socket and the
 //! server. For stdio's sequential workloads a fourth, `tokio`, writes the
 //! same lines through tokio's pipes: the floor of any client on the runtime.
+//! `mcpwire-manager` makes the same calls routed by public name through the
+//! manager, for its overhead over a direct call; in W5 (20 stdio servers to
+//! all ready) it starts them at once, and `mcpwire` one by one.
 //! All talk to the same `mcpwire-bench-server` binary.
 
 mod measure;
@@ -23,6 +27,7 @@ mod raw_stdio;
 mod raw_tokio;
 mod raw_wire;
 mod server;
+mod via_manager;
 mod via_mcpwire;
 mod via_rmcp;
 mod workload;
@@ -32,6 +37,7 @@ use std::process::ExitCode;
 
 use raw_tokio::RawTokio;
 use server::HttpServer;
+use via_manager::ViaManager;
 use via_mcpwire::Mcpwire;
 use via_rmcp::Rmcp;
 use workload::{Caller, Plan, Samples, Workload, connect_loop, drive};
@@ -62,7 +68,16 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let client = client.ok_or("--client is required")?;
-    if !["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
+    if ![
+        "mcpwire",
+        "mcpwire-struct",
+        "mcpwire-manager",
+        "rmcp",
+        "raw",
+        "tokio",
+    ]
+    .contains(&client.as_str())
+    {
         return Err(format!("no client {client:?}"));
     }
     let transport = transport.ok_or("--transport is required")?;
@@ -84,8 +99,9 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("mcpwire-bench: {e}");
             eprintln!(
-                "usage: mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse \
-                 --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]"
+                "usage: mcpwire-bench --client mcpwire|mcpwire-struct|mcpwire-manager|rmcp|raw|tokio \
+                 --transport stdio|http|http-sse \
+                 --workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5 --server PATH [--quick]"
             );
             return ExitCode::from(2);
         }
@@ -118,6 +134,19 @@ fn run(args: &Args) -> Result<Samples, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    if args.workload == Workload::Fleet {
+        if args.transport != "stdio" || !args.client.starts_with("mcpwire") {
+            return Err("W5 runs mcpwire and mcpwire-manager over stdio only".into());
+        }
+        let parallel = args.client == "mcpwire-manager";
+        let plan = args.plan;
+        return runtime.block_on(via_manager::fleet(
+            &args.server,
+            plan.fleet_size,
+            plan.fleets,
+            parallel,
+        ));
+    }
     let http = match args.transport.as_str() {
         "stdio" => None,
         t => Some(HttpServer::start(&args.server, t == "http-sse")?),
@@ -133,6 +162,14 @@ fn run(args: &Args) -> Result<Samples, String> {
                 let client = via_mcpwire::http_client()?;
                 let arguments = mcpwire_arguments(&args.client);
                 bench(args, || Mcpwire::http(&client, http.url(), arguments)).await
+            }
+            ("mcpwire-manager", None) => {
+                let server = args.server.as_path();
+                bench(args, || ViaManager::stdio(server)).await
+            }
+            ("mcpwire-manager", Some(http)) => {
+                let client = via_mcpwire::http_client()?;
+                bench(args, || ViaManager::http(&client, http.url())).await
             }
             ("rmcp", None) => {
                 let server = args.server.as_path();

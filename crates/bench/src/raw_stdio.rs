@@ -126,6 +126,10 @@ pub(crate) fn run(server: &Path, workload: Workload, plan: &Plan) -> Result<Samp
         Workload::Large1M => sequential(&mut pipe, &message(1 << 20), plan.large_1m)?,
         Workload::Large10M => sequential(&mut pipe, &message(10 << 20), plan.large_10m)?,
         Workload::Connect => unreachable!("handled above"),
+        Workload::Fleet => {
+            pipe.close();
+            return Err("W5 runs mcpwire and mcpwire-manager only".into());
+        }
     };
     pipe.close();
     Ok(samples)

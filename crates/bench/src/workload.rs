@@ -26,17 +26,20 @@ pub(crate) enum Workload {
     Large1M,
     /// W4: sequential calls echoing 10 MiB.
     Large10M,
+    /// W5: 20 stdio servers started until all are ready; repeated.
+    Fleet,
 }
 
 impl Workload {
     /// Every workload, in table order.
-    pub(crate) const ALL: [Workload; 6] = [
+    pub(crate) const ALL: [Workload; 7] = [
         Workload::Connect,
         Workload::Sequential,
         Workload::SequentialTask,
         Workload::Concurrent,
         Workload::Large1M,
         Workload::Large10M,
+        Workload::Fleet,
     ];
 
     /// The name on the command line and in the table.
@@ -48,6 +51,7 @@ impl Workload {
             Workload::Concurrent => "w3",
             Workload::Large1M => "w4-1m",
             Workload::Large10M => "w4-10m",
+            Workload::Fleet => "w5",
         }
     }
 
@@ -72,6 +76,9 @@ pub(crate) struct Plan {
     pub(crate) in_flight: usize,
     pub(crate) large_1m: usize,
     pub(crate) large_10m: usize,
+    /// W5: how many fleets are started, and of how many servers.
+    pub(crate) fleets: usize,
+    pub(crate) fleet_size: usize,
 }
 
 impl Plan {
@@ -86,6 +93,8 @@ impl Plan {
             in_flight: 64,
             large_1m: 20,
             large_10m: 3,
+            fleets: 5,
+            fleet_size: 20,
         }
     }
 
@@ -99,6 +108,8 @@ impl Plan {
             in_flight: 64,
             large_1m: 5,
             large_10m: 1,
+            fleets: 2,
+            fleet_size: 20,
         }
     }
 }
@@ -187,6 +198,7 @@ pub(crate) async fn drive<C: Caller>(
     }
     match workload {
         Workload::Connect => Err("W1 is driven by `connect_loop`".into()),
+        Workload::Fleet => Err("W5 is driven by `via_manager::fleet`".into()),
         Workload::Sequential | Workload::SequentialTask => {
             sequential(caller, &small, plan.sequential).await
         }

@@ -103,6 +103,16 @@ impl Client {
         self.shared.state.subscribe()
     }
 
+    /// A counter of the sessions started: 1 after the first handshake, then
+    /// one more after each reconnection and each re-initialization of an
+    /// expired session. A new session is a server that may have forgotten
+    /// everything (a restarted process, an HTTP server that dropped the
+    /// session): whatever was listed from it should be listed again. The
+    /// session is published before the counter moves.
+    pub fn sessions(&self) -> watch::Receiver<u64> {
+        self.shared.sessions.subscribe()
+    }
+
     /// The server's `initialize` result for the current session.
     pub fn initialize_result(&self) -> Option<Arc<InitializeResult>> {
         self.shared.session()

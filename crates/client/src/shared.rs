@@ -25,6 +25,9 @@ pub(crate) struct Shared {
     /// The server's `initialize` result for the current session.
     session: RwLock<Option<Arc<InitializeResult>>>,
     pub(crate) state: watch::Sender<ConnectionState>,
+    /// Sessions started so far: bumped by every successful handshake (the
+    /// first, after a reconnection, after an expired session).
+    pub(crate) sessions: watch::Sender<u64>,
     pub(crate) hub: Arc<Hub>,
     pub(crate) dispatcher: Arc<Dispatcher>,
     pub(crate) lifecycle: Arc<dyn Lifecycle>,
@@ -48,6 +51,7 @@ impl Shared {
             conn: RwLock::new(None),
             session: RwLock::new(None),
             state: watch::channel(ConnectionState::Connecting { attempt: 0 }).0,
+            sessions: watch::channel(0).0,
             closing,
             next_id: Arc::new(AtomicI64::new(0)),
             task: Mutex::new(None),
@@ -77,5 +81,9 @@ impl Shared {
 
     pub(crate) fn set_session(&self, init: InitializeResult) {
         *self.session.write() = Some(Arc::new(init));
+        // A new session may be a new server process: what the old one
+        // listed (replay safety, output schemas) no longer holds.
+        self.hub.tools.invalidate();
+        self.sessions.send_modify(|n| *n += 1);
     }
 }

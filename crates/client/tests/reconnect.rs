@@ -211,3 +211,46 @@ async fn other_undelivered_requests_fail_with_a_transport_error() {
     assert_eq!(err.kind(), ErrorKind::Transport);
     assert!(std::error::Error::source(&err).is_some());
 }
+
+#[tokio::test]
+async fn each_new_session_is_counted_and_forgets_the_listed_tools() {
+    let (f, mut peers) = factory();
+    let config = ClientConfig::new().reconnect(quick_reconnect());
+    let connect = tokio::spawn(Client::connect_with(f, config));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    let mut sessions = client.sessions();
+    assert_eq!(*sessions.borrow_and_update(), 1);
+
+    let c = client.clone();
+    let listed = tokio::spawn(async move { c.list_all_tools().await });
+    let list = server.expect_request("tools/list").await;
+    let tools = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+    server.respond(&list.id, tools.clone()).await;
+    within(listed).await.unwrap().unwrap();
+
+    // The process dies and comes back: a second session.
+    server.crash(1, &[]).await;
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    within(sessions.wait_for(|n| *n == 2)).await.unwrap();
+    let mut states = client.watch_state();
+    within(states.wait_for(ConnectionState::is_ready))
+        .await
+        .unwrap();
+
+    // What the old process listed is forgotten: the call lists again first.
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("t", json!({})).await });
+    let list = server.expect_request("tools/list").await;
+    server.respond(&list.id, tools).await;
+    let req = server.expect_request("tools/call").await;
+    server
+        .respond(
+            &req.id,
+            json!({"content": [{"type": "text", "text": "ok"}]}),
+        )
+        .await;
+    assert_eq!(within(call).await.unwrap().unwrap().text(), "ok");
+}

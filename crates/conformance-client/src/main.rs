@@ -11,12 +11,15 @@
 //!   scenario needs belongs in the library, never here.
 //! - `mcpwire-conformance interop --url URL | --stdio -- PROGRAM ARGS...`:
 //!   one interop case against a real server (see [`interop`]).
+//! - `mcpwire-conformance fleet --config FILE [--call NAME JSON]...`: a
+//!   configuration file of real servers through the manager (see [`fleet`]).
 //!
 //! Exit status 0 when everything asked for succeeded, 1 otherwise (the reason
 //! on stderr), 2 for a usage error.
 
 mod arguments;
 mod auth;
+mod fleet;
 mod interop;
 mod scenario;
 mod user;
@@ -41,6 +44,13 @@ fn main() -> ExitCode {
             Ok(case) => runtime.block_on(case.run()),
             Err(usage) => {
                 eprintln!("mcpwire-conformance: {usage}\n{}", interop::USAGE);
+                return ExitCode::from(2);
+            }
+        },
+        Some("fleet") => match fleet::Fleet::parse(&args[1..]) {
+            Ok(case) => runtime.block_on(case.run()),
+            Err(usage) => {
+                eprintln!("mcpwire-conformance: {usage}\n{}", fleet::USAGE);
                 return ExitCode::from(2);
             }
         },

@@ -1,19 +1,29 @@
 //! From the configuration files users already have to servers:
 //! [`config_resolver`] resolves entries of the transports this build can
-//! reach, and a [`ResolvedServer`] becomes a [`Server`] with `try_from`.
+//! reach, and [`Transports`] makes each resolved entry a [`Server`] (a
+//! single one also converts with `Server::try_from`).
 //!
 //! Only how to reach the server is taken from the entry; its policy
-//! (enabled, timeouts, tool filters) is for whoever holds many servers.
+//! (enabled, timeouts, tool filters) is for whoever holds many servers (the
+//! manager).
 
 use std::fmt;
 
-use mcpwire_client::Error;
+use mcpwire_client::Error as ClientError;
+#[cfg(feature = "http")]
+use mcpwire_config::HttpMode as ConfigMode;
 #[cfg(any(feature = "http", feature = "ws"))]
 use mcpwire_config::ResolvedRemote;
-use mcpwire_config::{Environment, ResolvedServer, ResolvedTransport, Resolver, TransportKind};
+#[cfg(feature = "ws")]
+use mcpwire_config::TransportKind;
+use mcpwire_config::{Environment, ResolvedServer, ResolvedTransport, Resolver};
+#[cfg(feature = "http")]
+use mcpwire_http::{HttpClient, HttpConfig, HttpMode};
 // The same `http` crate types, re-exported by either transport.
 #[cfg(feature = "http")]
 use mcpwire_http::{HeaderName, HeaderValue};
+#[cfg(feature = "stdio")]
+use mcpwire_stdio::{InheritEnv, StdioConfig};
 #[cfg(all(feature = "ws", not(feature = "http")))]
 use mcpwire_ws::{HeaderName, HeaderValue};
 
@@ -31,146 +41,198 @@ pub fn config_resolver(env: &dyn Environment) -> Resolver<'_> {
     resolver
 }
 
-/// Why a resolved entry cannot become a [`Server`] here.
-#[derive(Debug)]
-enum Unusable {
-    /// The transport's feature is off in this build.
-    Transport { server: String, kind: TransportKind },
-    /// A header name or value is not valid HTTP. The value is not kept: it
-    /// may be a credential.
-    #[cfg(any(feature = "http", feature = "ws"))]
-    Header { server: String, name: String },
-    /// `env` unsets a variable the process would inherit, which the stdio
-    /// transport cannot do (it passes only a safe allow-list anyway).
-    #[cfg(feature = "stdio")]
-    Unset { server: String, variable: String },
-}
+impl TryFrom<&ResolvedServer> for Server {
+    type Error = ClientError;
 
-impl fmt::Display for Unusable {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Unusable::Transport { server, kind } => write!(
-                f,
-                "server {server:?}: this build of mcpwire cannot reach {kind} servers \
-                 (enable the feature)"
-            ),
-            #[cfg(any(feature = "http", feature = "ws"))]
-            Unusable::Header { server, name } => {
-                write!(f, "server {server:?}: header {name:?} is not valid HTTP")
-            }
-            #[cfg(feature = "stdio")]
-            Unusable::Unset { server, variable } => write!(
-                f,
-                "server {server:?}: cannot unset {variable}, which a spawned server inherits"
-            ),
-        }
+    /// The server `resolved` describes, as [`Transports::new`] makes it (a
+    /// stdio command, an HTTP URL in its mode, a WebSocket URL). To make
+    /// many, build one [`Transports`]: its HTTP servers share a connection
+    /// pool.
+    fn try_from(resolved: &ResolvedServer) -> Result<Server, ClientError> {
+        Transports::new()?.server(resolved)
     }
 }
 
-impl std::error::Error for Unusable {}
+/// Makes the [`Connector`] of each configuration entry: a stdio entry
+/// becomes a [`StdioConfig`] (command, arguments, environment with removals,
+/// working directory), an HTTP entry an HTTP [`Server`] (URL, headers, the
+/// mode: Streamable HTTP, legacy HTTP+SSE, or the automatic fallback) on
+/// one shared [`HttpClient`], so every HTTP server of the fleet shares one
+/// connection pool, and a WebSocket entry a WebSocket [`Server`] (with the
+/// `ws` feature; without it, an error naming the transport).
+#[derive(Clone)]
+pub struct Transports {
+    #[cfg(feature = "http")]
+    http: HttpClient,
+    #[cfg(feature = "stdio")]
+    inherit_env: InheritEnv,
+}
 
-impl TryFrom<&ResolvedServer> for Server {
-    type Error = Error;
+impl fmt::Debug for Transports {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Transports").finish_non_exhaustive()
+    }
+}
 
-    /// The server `resolved` describes: a spawned command, an HTTP URL (in
-    /// its mode: automatic, Streamable HTTP or legacy SSE) or a WebSocket
-    /// URL, with its headers or environment. A transport whose feature is
-    /// off, a header that is not valid HTTP, or an unset variable the
-    /// process would inherit is a [connect error](crate::ErrorKind::Connect).
-    fn try_from(resolved: &ResolvedServer) -> Result<Server, Error> {
-        let name = resolved.name.as_str();
+impl Transports {
+    /// Stdio servers get the safe environment allow-list plus their
+    /// entry's variables; HTTP servers share one [`HttpClient`] with the
+    /// default [`HttpConfig`]. Fails only if that client cannot be built
+    /// (an unusable TLS root store).
+    pub fn new() -> Result<Self, ClientError> {
+        Ok(Self {
+            #[cfg(feature = "http")]
+            http: HttpClient::new(HttpConfig::new()).map_err(ClientError::connect)?,
+            #[cfg(feature = "stdio")]
+            inherit_env: InheritEnv::SafeList,
+        })
+    }
+
+    /// Shares `client` (its pool, TLS roots, proxy, retry policy) among the
+    /// HTTP servers instead. Each server's own headers are added to it.
+    #[cfg(feature = "http")]
+    pub fn http_client(mut self, client: HttpClient) -> Self {
+        self.http = client;
+        self
+    }
+
+    /// What stdio servers inherit of this process's environment. Default:
+    /// [`InheritEnv::SafeList`]; their entry's `env` comes on top, and a
+    /// `null` value in it removes an inherited variable. Some clients pass
+    /// their whole environment; [`InheritEnv::All`] does that, at the cost
+    /// of handing every secret in it to every server.
+    #[cfg(feature = "stdio")]
+    pub fn inherit_env(mut self, inherit: InheritEnv) -> Self {
+        self.inherit_env = inherit;
+        self
+    }
+
+    /// The [`Server`] a resolved entry describes.
+    pub fn server(&self, resolved: &ResolvedServer) -> Result<Server, ClientError> {
+        let name = &resolved.name;
         match &resolved.transport {
             #[cfg(feature = "stdio")]
-            ResolvedTransport::Stdio(stdio) => self::stdio(name, stdio),
+            ResolvedTransport::Stdio(stdio) => {
+                let mut config = StdioConfig::new(&stdio.command)
+                    .args(&stdio.args)
+                    .inherit_env(self.inherit_env);
+                for (key, value) in &stdio.env {
+                    config = match value {
+                        Some(value) => config.env(key, value),
+                        None => config.env_remove(key),
+                    };
+                }
+                if let Some(cwd) = &stdio.cwd {
+                    config = config.cwd(cwd);
+                }
+                Ok(Server::stdio(config))
+            }
             #[cfg(feature = "http")]
-            ResolvedTransport::Http { remote, mode } => http(name, remote, *mode),
+            ResolvedTransport::Http { remote, mode } => self.http_server(name, remote, *mode),
             #[cfg(feature = "ws")]
-            ResolvedTransport::WebSocket(remote) => ws(name, remote),
-            other => Err(Error::connect(Unusable::Transport {
-                server: name.to_owned(),
-                kind: kind_of(other),
+            ResolvedTransport::WebSocket(remote) => ws_server(name, remote),
+            other => Err(ClientError::connect(UnusableEntry::UnsupportedTransport {
+                server: name.clone(),
+                kind: match other {
+                    ResolvedTransport::Stdio(_) => "stdio",
+                    ResolvedTransport::Http { .. } => "http",
+                    _ => "websocket",
+                },
             })),
         }
     }
-}
 
-fn kind_of(transport: &ResolvedTransport) -> TransportKind {
-    match transport {
-        ResolvedTransport::Stdio(_) => TransportKind::Stdio,
-        ResolvedTransport::WebSocket(_) => TransportKind::WebSocket,
-        _ => TransportKind::Http,
-    }
-}
-
-#[cfg(feature = "stdio")]
-fn stdio(name: &str, stdio: &mcpwire_config::ResolvedStdio) -> Result<Server, Error> {
-    let mut config = mcpwire_stdio::StdioConfig::new(&stdio.command).args(&stdio.args);
-    for (key, value) in &stdio.env {
-        match value {
-            Some(value) => config = config.env(key, value),
-            // Not passed anyway unless it is on the allow-list.
-            None if !mcpwire_stdio::SAFE_ENV_VARS.contains(&key.as_str()) => {}
-            None => {
-                return Err(Error::connect(Unusable::Unset {
-                    server: name.to_owned(),
-                    variable: key.clone(),
-                }));
-            }
+    #[cfg(feature = "http")]
+    fn http_server(
+        &self,
+        name: &str,
+        remote: &ResolvedRemote,
+        mode: ConfigMode,
+    ) -> Result<Server, ClientError> {
+        let headers = headers(name, remote)?;
+        let client = if headers.is_empty() {
+            self.http.clone()
+        } else {
+            self.http.with_headers(headers)
+        };
+        let server = Server::http(&remote.url).client(client);
+        Ok(match mode {
+            ConfigMode::Streamable => server.mode(HttpMode::StreamableHttp),
+            ConfigMode::Sse => server.mode(HttpMode::LegacySse),
+            _ => server,
         }
+        .into())
     }
-    if let Some(cwd) = &stdio.cwd {
-        config = config.cwd(cwd);
-    }
-    Ok(Server::stdio(config))
 }
 
-/// The entry's headers, parsed.
+/// The entry's headers, parsed, their values marked sensitive.
 #[cfg(any(feature = "http", feature = "ws"))]
-fn headers(name: &str, remote: &ResolvedRemote) -> Result<Vec<(HeaderName, HeaderValue)>, Error> {
-    remote
-        .headers
-        .iter()
-        .map(|(key, value)| {
-            let parsed = HeaderName::try_from(key.as_str())
-                .ok()
-                .zip(HeaderValue::try_from(value.as_str()).ok());
-            parsed.ok_or_else(|| {
-                Error::connect(Unusable::Header {
-                    server: name.to_owned(),
-                    name: key.clone(),
-                })
-            })
-        })
-        .collect()
-}
-
-#[cfg(feature = "http")]
-fn http(
+fn headers(
     name: &str,
     remote: &ResolvedRemote,
-    mode: mcpwire_config::HttpMode,
-) -> Result<Server, Error> {
-    use mcpwire_config::HttpMode as Configured;
-    use mcpwire_http::{HttpConfig, HttpMode};
-    let mut config = HttpConfig::new();
-    for (key, value) in headers(name, remote)? {
-        config = config.header(key, value);
+) -> Result<Vec<(HeaderName, HeaderValue)>, ClientError> {
+    let mut headers = Vec::with_capacity(remote.headers.len());
+    for (key, value) in &remote.headers {
+        let invalid = || {
+            // The value may be a credential: only the name is told.
+            ClientError::connect(UnusableEntry::InvalidHeader {
+                server: name.to_owned(),
+                header: key.clone(),
+            })
+        };
+        let key = HeaderName::from_bytes(key.as_bytes()).map_err(|_| invalid())?;
+        let mut value = HeaderValue::from_str(value).map_err(|_| invalid())?;
+        value.set_sensitive(true);
+        headers.push((key, value));
     }
-    let server = Server::http(&remote.url).config(config);
-    let server = match mode {
-        Configured::Streamable => server.mode(HttpMode::StreamableHttp),
-        Configured::Sse => server.mode(HttpMode::LegacySse),
-        // Automatic: Streamable HTTP, falling back to legacy SSE.
-        _ => server,
-    };
-    Ok(server.into())
+    Ok(headers)
 }
 
 #[cfg(feature = "ws")]
-fn ws(name: &str, remote: &ResolvedRemote) -> Result<Server, Error> {
+fn ws_server(name: &str, remote: &ResolvedRemote) -> Result<Server, ClientError> {
     let mut config = mcpwire_ws::WsConfig::new();
     for (key, value) in headers(name, remote)? {
         config = config.header(key, value);
     }
     Ok(Server::ws(&remote.url).config(config).into())
 }
+
+/// Why a configuration entry cannot be turned into a [`Server`]: the
+/// cause of the client [`Error`](crate::Error) (kind `Connect`) that
+/// [`Transports`] returns.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum UnusableEntry {
+    /// No transport of this kind in this build (stdio, HTTP or WebSocket
+    /// without its feature).
+    UnsupportedTransport {
+        /// The server.
+        server: String,
+        /// `websocket`, `stdio` or `http`.
+        kind: &'static str,
+    },
+    /// A header name or value cannot be sent over HTTP.
+    InvalidHeader {
+        /// The server.
+        server: String,
+        /// The header's name (its value is not shown: it may be a secret).
+        header: String,
+    },
+}
+
+impl fmt::Display for UnusableEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            UnusableEntry::UnsupportedTransport { server, kind } => write!(
+                f,
+                "server {server:?} needs the {kind} transport, which this build does not have"
+            ),
+            UnusableEntry::InvalidHeader { server, header } => write!(
+                f,
+                "server {server:?}: header {header:?} is not a valid HTTP header name or value"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for UnusableEntry {}

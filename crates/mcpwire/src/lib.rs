@@ -79,6 +79,11 @@
 //! - `config`: read the configuration files users already have
 //!   ([`config`]) and make a [`Server`] of an entry (`Server::try_from`,
 //!   after [`config_resolver`]).
+//! - `manager`: many servers at once ([`manager`]: one client per server,
+//!   health, an aggregated catalogue of tools, prompts and resources, calls
+//!   routed by name) from the configuration files users already have ([`config`]: Claude
+//!   Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex);
+//!   implies `config`.
 //! - `full`: all of them.
 //!
 //! # Authorization
@@ -116,6 +121,11 @@ mod connect;
     any(feature = "stdio", feature = "http", feature = "ws")
 ))]
 mod from_config;
+#[cfg(all(
+    feature = "manager",
+    any(feature = "stdio", feature = "http", feature = "ws")
+))]
+pub mod manager;
 #[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 mod server;
 #[cfg(feature = "ws")]
@@ -147,7 +157,7 @@ pub use connect::connect_ws;
     feature = "config",
     any(feature = "stdio", feature = "http", feature = "ws")
 ))]
-pub use from_config::config_resolver;
+pub use from_config::{Transports, UnusableEntry, config_resolver};
 pub use mcpwire_client::types::{
     CallToolResult, ContentBlock, EmbeddedResource, MediaContent, ResourceContents, ResourceLink,
     TextContent, Tool,
@@ -169,6 +179,6 @@ pub use server::Server;
 pub use ws_server::WsServer;
 
 /// The README's examples, compiled as doctests.
-#[cfg(all(doctest, feature = "stdio", feature = "http"))]
+#[cfg(all(doctest, feature = "stdio", feature = "http", feature = "manager"))]
 #[doc = include_str!("../../../README.md")]
 mod readme {}

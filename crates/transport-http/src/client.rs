@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use http::header::USER_AGENT;
-use http::{Method, Request, Response, Uri};
+use http::{HeaderName, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
@@ -97,6 +97,31 @@ impl HttpClient {
                 authorizers: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    /// A client that shares this one's connection pool, proxy rules and TLS
+    /// configuration, and sends `headers` with every request as well (over
+    /// configured headers of the same name): one pool for many servers that
+    /// each need their own headers (an API key, a tenant). The fallback's
+    /// per-URL memory and the authorizations per URL start empty: they are
+    /// the new client's own.
+    pub fn with_headers<I>(&self, headers: I) -> HttpClient
+    where
+        I: IntoIterator<Item = (HeaderName, HeaderValue)>,
+    {
+        let mut config = self.inner.config.clone();
+        for (name, value) in headers {
+            config.headers.insert(name, value);
+        }
+        Self {
+            inner: Arc::new(Inner {
+                hyper: self.inner.hyper.clone(),
+                proxy: self.inner.proxy.clone(),
+                config,
+                fallback: Mutex::new(HashMap::new()),
+                authorizers: Mutex::new(HashMap::new()),
+            }),
+        }
     }
 
     pub(crate) fn downgrade(&self) -> WeakClient {

@@ -571,3 +571,58 @@ async fn a_json_answer_in_several_chunks_is_one_frame_and_an_oversized_one_is_re
         other => panic!("expected an undelivered oversized answer, got {other:?}"),
     }
 }
+
+#[tokio::test]
+async fn clients_with_their_own_headers_share_one_pool() {
+    let server = Server::start(|seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        Reply::json(&result(v["id"].as_u64().unwrap(), "{}"))
+    })
+    .await;
+    let base = HttpClient::new(quick_config().header(
+        http::HeaderName::from_static("x-region"),
+        http::HeaderValue::from_static("eu"),
+    ))
+    .unwrap();
+    let key = |v: &'static str| {
+        (
+            http::HeaderName::from_static("x-api-key"),
+            http::HeaderValue::from_static(v),
+        )
+    };
+    let one = base.with_headers([key("one")]);
+    let two = base.with_headers([key("two")]);
+    for (i, client) in [&one, &two, &one, &two].into_iter().enumerate() {
+        let mut t = HttpTransport::streamable(client, &server.url("/mcp")).unwrap();
+        let req = format!(r#"{{"jsonrpc":"2.0","id":{i},"method":"ping"}}"#);
+        t.sender().send(frame(&req)).await.unwrap();
+        assert_eq!(next_frame(&mut t).await["id"], i);
+    }
+    let keys: Vec<_> = server
+        .seen()
+        .iter()
+        .map(|s| {
+            (
+                s.header("x-api-key").map(str::to_owned),
+                s.header("x-region").map(str::to_owned),
+            )
+        })
+        .collect();
+    let eu = Some("eu".to_owned());
+    assert_eq!(
+        keys,
+        [
+            (Some("one".to_owned()), eu.clone()),
+            (Some("two".to_owned()), eu.clone()),
+            (Some("one".to_owned()), eu.clone()),
+            (Some("two".to_owned()), eu),
+        ]
+    );
+    // One pool: the connection is reused across the clients (a race may
+    // open a second one; four clients of their own would open four).
+    assert!(
+        server.connections() <= 2,
+        "{} connections",
+        server.connections()
+    );
+}

@@ -53,7 +53,8 @@ pub enum InheritEnv {
 pub struct StdioConfig {
     pub(crate) command: OsString,
     pub(crate) args: Vec<OsString>,
-    pub(crate) env: Vec<(OsString, OsString)>,
+    /// Set (`Some`) or removed (`None`), in order: a later entry wins.
+    pub(crate) env: Vec<(OsString, Option<OsString>)>,
     pub(crate) inherit_env: InheritEnv,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) io: IoConfig,
@@ -101,7 +102,7 @@ impl StdioConfig {
 
     /// Sets one environment variable for the child (over the inherited ones).
     pub fn env(mut self, key: impl Into<OsString>, value: impl Into<OsString>) -> Self {
-        self.env.push((key.into(), value.into()));
+        self.env.push((key.into(), Some(value.into())));
         self
     }
 
@@ -113,7 +114,16 @@ impl StdioConfig {
         V: Into<OsString>,
     {
         self.env
-            .extend(vars.into_iter().map(|(k, v)| (k.into(), v.into())));
+            .extend(vars.into_iter().map(|(k, v)| (k.into(), Some(v.into()))));
+        self
+    }
+
+    /// Removes one variable from the child's environment: an inherited one
+    /// (with [`InheritEnv::All`], or one of the safe list) or one set
+    /// earlier with [`env`](Self::env). A later `env` sets it again.
+    /// Configuration files write this as `"env": {"NAME": null}`.
+    pub fn env_remove(mut self, key: impl Into<OsString>) -> Self {
+        self.env.push((key.into(), None));
         self
     }
 

@@ -30,7 +30,9 @@ pub(crate) fn child_env(config: &StdioConfig) -> Vec<(OsString, OsString)> {
     };
     for (k, v) in &config.env {
         env.retain(|(ek, _)| ek != k);
-        env.push((k.clone(), v.clone()));
+        if let Some(v) = v {
+            env.push((k.clone(), v.clone()));
+        }
     }
     env
 }
@@ -126,5 +128,21 @@ mod tests {
                 "{k} leaked"
             );
         }
+    }
+
+    #[test]
+    fn a_removed_variable_is_gone_until_set_again() {
+        let config = StdioConfig::new("x")
+            .env("EXTRA", "1")
+            .env_remove("EXTRA")
+            .env_remove("HOME")
+            .env("LATER", "1")
+            .env_remove("LATER")
+            .env("LATER", "2");
+        let env = child_env(&config);
+        let get = |k: &str| env.iter().find(|(ek, _)| ek == k).map(|(_, v)| v.clone());
+        assert_eq!(get("EXTRA"), None);
+        assert_eq!(get("HOME"), None, "an inherited variable is removed too");
+        assert_eq!(get("LATER"), Some("2".into()));
     }
 }

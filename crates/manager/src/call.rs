@@ -1,0 +1,257 @@
+//! Routed requests: [`Manager::call_tool`] (a [`ToolCall`]),
+//! [`Manager::get_prompt`], [`Manager::read_resource`]. Each finds its
+//! server in the catalogue, starts a lazy server on the way, takes a call
+//! slot under the server's concurrency cap, and runs the hooks.
+
+use std::future::{Future, IntoFuture};
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpwire_client::types::{Arguments, CallToolResult, GetPromptResult, ReadResourceResult};
+use mcpwire_client::{Client, RequestOptions};
+use serde::Serialize;
+
+use crate::error::{Error, HookStage};
+use crate::fleet::Fleet;
+use crate::hooks::CallInfo;
+use crate::manager::Manager;
+use crate::naming::SEPARATOR;
+use crate::slot::Slot;
+use crate::start::{Retry, client_for_call, is_live};
+
+/// A routed `tools/call`, sent when awaited; options are set on the way.
+/// Made by [`Manager::call_tool`].
+#[must_use = "a call does nothing until awaited"]
+pub struct ToolCall<'a, A> {
+    manager: &'a Manager,
+    name: &'a str,
+    arguments: A,
+    options: Option<RequestOptions>,
+    retry: Retry,
+}
+
+impl<A> std::fmt::Debug for ToolCall<'_, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ToolCall")
+            .field("name", &self.name)
+            .field("retry", &self.retry)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<A> ToolCall<'_, A> {
+    /// The request's timeout, instead of the server's.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        let options = self.options.take().unwrap_or_default();
+        self.options = Some(options.timeout(timeout));
+        self
+    }
+
+    /// Every request option (timeout, progress, cancellation, replay).
+    pub fn options(mut self, options: RequestOptions) -> Self {
+        self.options = Some(options);
+        self
+    }
+
+    /// If the server has failed, start it again (once) before the call,
+    /// instead of failing with [`Error::ServerFailed`]. A call whose outcome
+    /// is unknown is never sent again: this is about the server, not the
+    /// call.
+    pub fn retry_failed(mut self) -> Self {
+        self.retry = Retry::Failed;
+        self
+    }
+}
+
+impl<'a, A> IntoFuture for ToolCall<'a, A>
+where
+    A: Serialize + Send + Sync + 'a,
+{
+    type Output = Result<CallToolResult, Error>;
+    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
+    async fn run(self) -> Result<CallToolResult, Error> {
+        let fleet = &self.manager.fleet;
+        if fleet.is_closed() {
+            return Err(Error::Closed);
+        }
+        let (slot, tool, client) = route_tool(fleet, self.name, self.retry).await?;
+        let _permit = slot.permit().await;
+        let server = slot.name();
+        let request = |source| Error::Request {
+            server: server.to_owned(),
+            source,
+        };
+        if fleet.options.hooks.is_empty() {
+            let call = client.call_tool(&tool, &self.arguments);
+            let call = match self.options {
+                Some(options) => call.options(options),
+                None => call,
+            };
+            return call.await.map_err(request);
+        }
+
+        let arguments = serde_json::to_value(&self.arguments).map_err(|e| Error::Arguments {
+            tool: self.name.to_owned(),
+            source: Arc::new(e),
+        })?;
+        let info = CallInfo {
+            name: self.name,
+            server,
+            tool: &tool,
+            arguments: &arguments,
+            trusted: slot.spec.policy.trust,
+        };
+        let denied = |denial: crate::hooks::Denial, stage| Error::Denied {
+            name: self.name.to_owned(),
+            server: server.to_owned(),
+            reason: denial.reason().to_owned(),
+            stage,
+        };
+        for hook in &fleet.options.hooks {
+            hook.before_call(&info)
+                .await
+                .map_err(|d| denied(d, HookStage::Before))?;
+        }
+        let call = client.call_tool(&tool, &arguments);
+        let call = match self.options {
+            Some(options) => call.options(options),
+            None => call,
+        };
+        let outcome = call.await.map_err(request);
+        for hook in &fleet.options.hooks {
+            hook.after_call(&info, outcome.as_ref())
+                .await
+                .map_err(|d| denied(d, HookStage::After))?;
+        }
+        outcome
+    }
+}
+
+/// The server, the tool's own name and the client for public tool `name`.
+///
+/// A name the catalogue does not know but that starts with the name of a
+/// server not started yet (`{server}__{tool}`, a lazy server without a
+/// saved catalogue) starts that server, then is looked up again. A server
+/// started here is looked up again too: the live lists decide.
+async fn route_tool(
+    fleet: &Arc<Fleet>,
+    name: &str,
+    retry: Retry,
+) -> Result<(Arc<Slot>, String, Client), Error> {
+    let routed = fleet
+        .catalog()
+        .route_tool(name)
+        .map(|r| (fleet.slots[r.server].clone(), r.name.clone()));
+    let (slot, tool) = match routed {
+        Ok(found) => found,
+        Err(e @ Error::UnknownTool { .. }) => match not_started(fleet, name) {
+            Some(slot) => {
+                let own = name[slot.name().len() + SEPARATOR.len()..].to_owned();
+                (slot, own)
+            }
+            None => return Err(e),
+        },
+        Err(e) => return Err(e),
+    };
+    let was_live = is_live(&slot);
+    let client = client_for_call(fleet, &slot, retry).await?;
+    if was_live {
+        return Ok((slot, tool, client));
+    }
+    let catalog = fleet.catalog();
+    let route = catalog.route_tool(name)?;
+    if route.server != slot.index {
+        // Another server claims the name now: what the catalogue says wins.
+        let other = fleet.slots[route.server].clone();
+        let client = client_for_call(fleet, &other, retry).await?;
+        return Ok((other, route.name.clone(), client));
+    }
+    Ok((slot, route.name.clone(), client))
+}
+
+/// The server named by `name`'s `{server}__` prefix, if it has not offered
+/// its live lists yet (lazy, failed, or not started).
+fn not_started(fleet: &Fleet, name: &str) -> Option<Arc<Slot>> {
+    let (server, tool) = name.split_once(SEPARATOR)?;
+    let slot = fleet.slot(server)?;
+    (!tool.is_empty() && !is_live(slot)).then(|| slot.clone())
+}
+
+impl Manager {
+    /// Calls the tool with public name `name` on the server it routes to:
+    /// starts a lazy server first, waits for a call slot under the server's
+    /// concurrency cap, runs the hooks. An unknown name fails here, without
+    /// sending anything, with the closest names
+    /// ([`Error::UnknownTool`]); so does a tool the server's filters leave
+    /// out ([`Error::Filtered`]).
+    ///
+    /// A session that expires under the call is re-initialized by the
+    /// client, which sends the call again only if it is safe (a read-only
+    /// or idempotent tool); otherwise the outcome is unknown and the
+    /// call fails with the client's `OutcomeUnknown` kind as its source.
+    pub fn call_tool<'a, A>(&'a self, name: &'a str, arguments: A) -> ToolCall<'a, A>
+    where
+        A: Serialize + Send + Sync + 'a,
+    {
+        ToolCall {
+            manager: self,
+            name,
+            arguments,
+            options: None,
+            retry: Retry::No,
+        }
+    }
+
+    /// Gets the prompt with public name `name` from its server.
+    pub async fn get_prompt(
+        &self,
+        name: &str,
+        arguments: Option<Arguments>,
+    ) -> Result<GetPromptResult, Error> {
+        let fleet = &self.fleet;
+        if fleet.is_closed() {
+            return Err(Error::Closed);
+        }
+        let (slot, prompt) = {
+            let catalog = fleet.catalog();
+            let route = catalog.route_prompt(name)?;
+            (fleet.slots[route.server].clone(), route.name.clone())
+        };
+        let client = client_for_call(fleet, &slot, Retry::No).await?;
+        let _permit = slot.permit().await;
+        client
+            .get_prompt(&prompt, arguments)
+            .await
+            .map_err(|source| Error::Request {
+                server: slot.name().to_owned(),
+                source,
+            })
+    }
+
+    /// Reads resource `uri` from the server that owns it: the one that
+    /// listed it, else the one with the longest matching template.
+    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        let fleet = &self.fleet;
+        if fleet.is_closed() {
+            return Err(Error::Closed);
+        }
+        let slot = fleet.slots[fleet.catalog().route_resource(uri)?].clone();
+        let client = client_for_call(fleet, &slot, Retry::No).await?;
+        let _permit = slot.permit().await;
+        client
+            .read_resource(uri)
+            .await
+            .map_err(|source| Error::Request {
+                server: slot.name().to_owned(),
+                source,
+            })
+    }
+}

@@ -1,0 +1,420 @@
+//! The aggregated catalogue: every server's tools, prompts and resources
+//! under their public names, with the routing table from a public name (or
+//! a resource's URI) back to its server. Built whole from the servers'
+//! lists whenever one changes, and read as an immutable snapshot.
+
+use std::collections::HashMap;
+
+use mcpwire_client::types::{Prompt, Resource, ResourceTemplate, Tool};
+
+use crate::error::Error;
+use crate::event::{ItemKind, ItemSkip};
+use crate::naming::{Collisions, NameRules, Naming};
+use crate::saved::ServerCatalogue;
+use crate::spec::ServerSpec;
+use crate::suggest;
+
+/// A tool of the catalogue: its public name, its server, and the tool as
+/// the server listed it (its own name in `tool.name`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RoutedTool {
+    /// The public name calls use.
+    pub name: String,
+    /// The server offering it.
+    pub server: String,
+    /// The tool as its server lists it.
+    pub tool: Tool,
+}
+
+impl RoutedTool {
+    /// The tool under its public name: what to show a model.
+    pub fn public_tool(&self) -> Tool {
+        let mut tool = self.tool.clone();
+        tool.name.clone_from(&self.name);
+        tool
+    }
+}
+
+/// A prompt of the catalogue, as [`RoutedTool`] is for tools.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RoutedPrompt {
+    /// The public name.
+    pub name: String,
+    /// The server offering it.
+    pub server: String,
+    /// The prompt as its server lists it.
+    pub prompt: Prompt,
+}
+
+/// A resource of the catalogue: resources keep their URIs and route to the
+/// server that listed them.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RoutedResource {
+    /// The server offering it.
+    pub server: String,
+    /// The resource.
+    pub resource: Resource,
+}
+
+/// A resource template of the catalogue: a URI it matches routes to its
+/// server.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RoutedTemplate {
+    /// The server offering it.
+    pub server: String,
+    /// The template.
+    pub template: ResourceTemplate,
+}
+
+/// Where a public name goes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct Route {
+    /// The server's index in the fleet.
+    pub(crate) server: usize,
+    /// The item's own name on that server.
+    pub(crate) name: String,
+}
+
+/// An item left out, for the events.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub(crate) struct SkipRecord {
+    pub(crate) server: String,
+    pub(crate) kind: ItemKind,
+    pub(crate) name: String,
+    pub(crate) reason: ItemSkip,
+}
+
+/// One server's part, as the catalogue is built from it.
+pub(crate) struct Part<'a> {
+    pub(crate) index: usize,
+    pub(crate) spec: &'a ServerSpec,
+    pub(crate) lists: &'a ServerCatalogue,
+}
+
+/// The catalogue: an immutable snapshot.
+#[derive(Debug, Default)]
+pub(crate) struct Catalog {
+    tools: Vec<RoutedTool>,
+    tool_routes: HashMap<String, Route>,
+    tool_collisions: HashMap<String, Vec<String>>,
+    /// Public names of tools the filters leave out: server and own name.
+    filtered: HashMap<String, (String, String)>,
+    prompts: Vec<RoutedPrompt>,
+    prompt_routes: HashMap<String, Route>,
+    prompt_collisions: HashMap<String, Vec<String>>,
+    resources: Vec<RoutedResource>,
+    resource_routes: HashMap<String, usize>,
+    resource_collisions: HashMap<String, Vec<String>>,
+    /// The text before a template's first `{`, its server, the template.
+    templates: Vec<(String, usize, RoutedTemplate)>,
+    pub(crate) skips: Vec<SkipRecord>,
+}
+
+/// One item claiming a public name.
+struct Claim<'a, T> {
+    public: String,
+    server: usize,
+    server_name: &'a str,
+    own: String,
+    item: T,
+}
+
+/// What resolving the claims of one kind gave.
+struct Resolved<'a, T> {
+    accepted: Vec<Claim<'a, T>>,
+    collisions: HashMap<String, Vec<String>>,
+}
+
+impl Catalog {
+    /// Builds the catalogue from every server's part, in declaration order.
+    pub(crate) fn build(parts: &[Part<'_>], rules: &NameRules) -> Catalog {
+        let mut cat = Catalog::default();
+
+        let mut tool_claims = Vec::new();
+        for part in parts {
+            let server = part.spec.name.as_str();
+            for tool in &part.lists.tools {
+                let public = rules.public(server, &tool.name);
+                if !part.spec.allows_tool(&tool.name) {
+                    cat.skip(server, ItemKind::Tool, &tool.name, ItemSkip::Filtered);
+                    cat.filtered
+                        .insert(public, (server.to_owned(), tool.name.clone()));
+                    continue;
+                }
+                tool_claims.push(Claim {
+                    public,
+                    server: part.index,
+                    server_name: server,
+                    own: tool.name.clone(),
+                    item: tool,
+                });
+            }
+        }
+        let resolved = cat.resolve(tool_claims, rules, ItemKind::Tool);
+        cat.tool_collisions = resolved.collisions;
+        for claim in resolved.accepted {
+            cat.tool_routes.insert(
+                claim.public.clone(),
+                Route {
+                    server: claim.server,
+                    name: claim.own,
+                },
+            );
+            cat.tools.push(RoutedTool {
+                name: claim.public,
+                server: claim.server_name.to_owned(),
+                tool: claim.item.clone(),
+            });
+        }
+
+        let prompt_claims = parts
+            .iter()
+            .flat_map(|part| {
+                let server = part.spec.name.as_str();
+                part.lists.prompts.iter().map(move |prompt| Claim {
+                    public: rules.public(server, &prompt.name),
+                    server: part.index,
+                    server_name: server,
+                    own: prompt.name.clone(),
+                    item: prompt,
+                })
+            })
+            .collect();
+        let resolved = cat.resolve(prompt_claims, rules, ItemKind::Prompt);
+        cat.prompt_collisions = resolved.collisions;
+        for claim in resolved.accepted {
+            cat.prompt_routes.insert(
+                claim.public.clone(),
+                Route {
+                    server: claim.server,
+                    name: claim.own,
+                },
+            );
+            cat.prompts.push(RoutedPrompt {
+                name: claim.public,
+                server: claim.server_name.to_owned(),
+                prompt: claim.item.clone(),
+            });
+        }
+
+        // URIs are not renamed: a URI listed twice goes to the first
+        // server, or nowhere under `Collisions::Error`.
+        let uri_rules = NameRules {
+            naming: Naming::Bare,
+            sanitizer: None,
+            collisions: match rules.collisions {
+                Collisions::Error => Collisions::Error,
+                _ => Collisions::FirstWins,
+            },
+        };
+        let resource_claims = parts
+            .iter()
+            .flat_map(|part| {
+                let server = part.spec.name.as_str();
+                part.lists.resources.iter().map(move |r| Claim {
+                    public: r.uri.clone(),
+                    server: part.index,
+                    server_name: server,
+                    own: r.uri.clone(),
+                    item: r,
+                })
+            })
+            .collect();
+        let resolved = cat.resolve(resource_claims, &uri_rules, ItemKind::Resource);
+        cat.resource_collisions = resolved.collisions;
+        for claim in resolved.accepted {
+            cat.resource_routes.insert(claim.own, claim.server);
+            cat.resources.push(RoutedResource {
+                server: claim.server_name.to_owned(),
+                resource: claim.item.clone(),
+            });
+        }
+        for part in parts {
+            for template in &part.lists.resource_templates {
+                let uri = &template.uri_template;
+                let prefix = uri.split('{').next().unwrap_or(uri).to_owned();
+                cat.templates.push((
+                    prefix,
+                    part.index,
+                    RoutedTemplate {
+                        server: part.spec.name.clone(),
+                        template: template.clone(),
+                    },
+                ));
+            }
+        }
+        cat
+    }
+
+    fn skip(&mut self, server: &str, kind: ItemKind, name: &str, reason: ItemSkip) {
+        self.skips.push(SkipRecord {
+            server: server.to_owned(),
+            kind,
+            name: name.to_owned(),
+            reason,
+        });
+    }
+
+    /// Applies the collision policy to the claims of one kind, keeping
+    /// their order.
+    fn resolve<'a, T>(
+        &mut self,
+        mut claims: Vec<Claim<'a, T>>,
+        rules: &NameRules,
+        kind: ItemKind,
+    ) -> Resolved<'a, T> {
+        let count = |claims: &[Claim<'a, T>]| {
+            let mut n: HashMap<String, usize> = HashMap::new();
+            for c in claims {
+                *n.entry(c.public.clone()).or_default() += 1;
+            }
+            n
+        };
+        if rules.collisions == Collisions::PrefixOnConflict && rules.naming == Naming::Bare {
+            let n = count(&claims);
+            for c in &mut claims {
+                if n[&c.public] > 1 {
+                    c.public = rules.prefixed(c.server_name, &c.own);
+                }
+            }
+        }
+        let n = count(&claims);
+        // The first claimant of each contested name.
+        let mut first: HashMap<String, &'a str> = HashMap::new();
+        let mut collisions: HashMap<String, Vec<String>> = HashMap::new();
+        let mut accepted = Vec::with_capacity(claims.len());
+        for c in claims {
+            if n[&c.public] == 1 {
+                accepted.push(c);
+                continue;
+            }
+            if rules.collisions == Collisions::Error {
+                collisions
+                    .entry(c.public.clone())
+                    .or_default()
+                    .push(c.server_name.to_owned());
+                let reason = ItemSkip::Collision {
+                    name: c.public.clone(),
+                    kept_by: None,
+                };
+                self.skip(c.server_name, kind, &c.own, reason);
+                continue;
+            }
+            match first.get(&c.public) {
+                None => {
+                    first.insert(c.public.clone(), c.server_name);
+                    accepted.push(c);
+                }
+                Some(kept) => {
+                    let reason = ItemSkip::Collision {
+                        name: c.public.clone(),
+                        kept_by: Some((*kept).to_owned()),
+                    };
+                    self.skip(c.server_name, kind, &c.own, reason);
+                }
+            }
+        }
+        Resolved {
+            accepted,
+            collisions,
+        }
+    }
+
+    /// Where tool `name` goes, or why it goes nowhere.
+    pub(crate) fn route_tool(&self, name: &str) -> Result<&Route, Error> {
+        if let Some(route) = self.tool_routes.get(name) {
+            return Ok(route);
+        }
+        if let Some(servers) = self.tool_collisions.get(name) {
+            return Err(Error::Collision {
+                name: name.to_owned(),
+                servers: servers.clone(),
+            });
+        }
+        if let Some((server, tool)) = self.filtered.get(name) {
+            return Err(Error::Filtered {
+                server: server.clone(),
+                tool: tool.clone(),
+            });
+        }
+        Err(Error::UnknownTool {
+            name: name.to_owned(),
+            suggestions: suggest::closest(name, self.tool_routes.keys().map(String::as_str)),
+        })
+    }
+
+    /// Where prompt `name` goes, or why it goes nowhere.
+    pub(crate) fn route_prompt(&self, name: &str) -> Result<&Route, Error> {
+        if let Some(route) = self.prompt_routes.get(name) {
+            return Ok(route);
+        }
+        if let Some(servers) = self.prompt_collisions.get(name) {
+            return Err(Error::Collision {
+                name: name.to_owned(),
+                servers: servers.clone(),
+            });
+        }
+        Err(Error::UnknownPrompt {
+            name: name.to_owned(),
+            suggestions: suggest::closest(name, self.prompt_routes.keys().map(String::as_str)),
+        })
+    }
+
+    /// The server owning resource `uri`: the one that listed it, else the
+    /// one whose template's fixed beginning is the longest match.
+    pub(crate) fn route_resource(&self, uri: &str) -> Result<usize, Error> {
+        if let Some(server) = self.resource_routes.get(uri) {
+            return Ok(*server);
+        }
+        if let Some(servers) = self.resource_collisions.get(uri) {
+            return Err(Error::Collision {
+                name: uri.to_owned(),
+                servers: servers.clone(),
+            });
+        }
+        self.templates
+            .iter()
+            .filter(|(prefix, _, _)| !prefix.is_empty() && uri.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _, _)| prefix.len())
+            .map(|(_, server, _)| *server)
+            .ok_or_else(|| Error::UnknownResource {
+                uri: uri.to_owned(),
+            })
+    }
+
+    /// Every tool, or the first collision under `Collisions::Error`.
+    pub(crate) fn tools(&self) -> Result<&[RoutedTool], Error> {
+        first_collision(&self.tool_collisions)?;
+        Ok(&self.tools)
+    }
+
+    /// Every prompt, or the first collision under `Collisions::Error`.
+    pub(crate) fn prompts(&self) -> Result<&[RoutedPrompt], Error> {
+        first_collision(&self.prompt_collisions)?;
+        Ok(&self.prompts)
+    }
+
+    /// Every resource.
+    pub(crate) fn resources(&self) -> &[RoutedResource] {
+        &self.resources
+    }
+
+    /// Every resource template.
+    pub(crate) fn templates(&self) -> impl Iterator<Item = &RoutedTemplate> {
+        self.templates.iter().map(|(_, _, t)| t)
+    }
+}
+
+fn first_collision(collisions: &HashMap<String, Vec<String>>) -> Result<(), Error> {
+    match collisions.iter().min_by_key(|(name, _)| name.as_str()) {
+        Some((name, servers)) => Err(Error::Collision {
+            name: name.clone(),
+            servers: servers.clone(),
+        }),
+        None => Ok(()),
+    }
+}

@@ -1,0 +1,96 @@
+//! [`Event`]: what the fleet reports as it happens. Nothing is skipped or
+//! changed silently: every server left out, every item left out of the
+//! catalogue, every change of health and of the catalogue is one event.
+
+use std::sync::Arc;
+
+use mcpwire_config::NameError;
+
+use crate::error::Error;
+use crate::health::Health;
+
+/// Something that happened in the fleet, from
+/// [`Manager::events`](crate::Manager::events).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum Event {
+    /// A configured server is not part of the fleet. Published once, by
+    /// the first [`connect_all`](crate::Manager::connect_all) (and listed in
+    /// its report), so a receiver taken after building sees it.
+    ServerSkipped {
+        /// The server.
+        server: String,
+        /// Why.
+        reason: ServerSkip,
+    },
+    /// A server's health changed state.
+    HealthChanged {
+        /// The server.
+        server: String,
+        /// Its new health.
+        health: Health,
+    },
+    /// The aggregated catalogue changed because these servers' lists were
+    /// read (connected, `list_changed`, a new session) or dropped. One event
+    /// per refresh, however many notifications led to it.
+    CatalogueChanged {
+        /// The servers whose part changed.
+        servers: Vec<String>,
+    },
+    /// An item a server offers is not in the catalogue. Reported when it
+    /// starts being left out, not again at every refresh.
+    Skipped {
+        /// The server offering it.
+        server: String,
+        /// A tool, prompt or resource.
+        kind: ItemKind,
+        /// Its own name (a resource's URI).
+        name: String,
+        /// Why.
+        reason: ItemSkip,
+    },
+}
+
+/// Why a configured server is not part of the fleet.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum ServerSkip {
+    /// It is disabled in its configuration (`disabled: true`,
+    /// `enabled = false`).
+    Disabled,
+    /// Its name cannot prefix tool names; rename it with
+    /// [`ManagerBuilder::rename`](crate::ManagerBuilder::rename).
+    InvalidName(NameError),
+    /// Its entry could not be resolved or turned into a connection (an
+    /// unset variable, an unsupported transport...).
+    Unusable(Arc<Error>),
+}
+
+/// What kind of item an [`Event::Skipped`] is about.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ItemKind {
+    /// A tool.
+    Tool,
+    /// A prompt.
+    Prompt,
+    /// A resource (by URI).
+    Resource,
+}
+
+/// Why an item is not in the catalogue.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ItemSkip {
+    /// The server's include or exclude list leaves it out.
+    Filtered,
+    /// Its public name (a resource: its URI) is claimed by another server.
+    Collision {
+        /// The contested name.
+        name: String,
+        /// The server that kept it, if one did
+        /// ([`Collisions::FirstWins`](crate::Collisions::FirstWins));
+        /// `None` under [`Collisions::Error`](crate::Collisions::Error).
+        kept_by: Option<String>,
+    },
+}

@@ -1,0 +1,216 @@
+//! [`Fleet`]: what every part of the manager shares: the servers' slots,
+//! the current catalogue snapshot, the events, the options. The state
+//! changes that publish something (health, lists) go through here, so each
+//! is published exactly once.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use mcpwire_client::ClientConfig;
+use tokio::sync::{broadcast, watch};
+
+use crate::catalog::{Catalog, Part, SkipRecord};
+use crate::event::{Event, ServerSkip};
+use crate::health::Health;
+use crate::hooks::CallHook;
+use crate::naming::NameRules;
+use crate::saved::ServerCatalogue;
+use crate::slot::{Slot, Source, lock};
+
+/// The manager's settings, fixed when it is built.
+pub(crate) struct Options {
+    pub(crate) rules: NameRules,
+    pub(crate) debounce: Duration,
+    pub(crate) startup_timeout: Duration,
+    pub(crate) client_config: ClientConfig,
+    pub(crate) hooks: Vec<Arc<dyn CallHook>>,
+}
+
+pub(crate) struct Fleet {
+    pub(crate) slots: Vec<Arc<Slot>>,
+    by_name: HashMap<String, usize>,
+    catalog: RwLock<Arc<Catalog>>,
+    events: broadcast::Sender<Event>,
+    pub(crate) options: Options,
+    /// The items left out as last reported, so each is reported once.
+    reported: Mutex<HashSet<SkipRecord>>,
+    /// Serializes rebuilds, so snapshots and their events come in order.
+    rebuilding: Mutex<()>,
+    catalogue_version: watch::Sender<u64>,
+    /// `true` once closed; dropped with the fleet, which ends the monitors.
+    pub(crate) shutdown: watch::Sender<bool>,
+    pub(crate) skipped_servers: Vec<(String, ServerSkip)>,
+    skipped_published: AtomicBool,
+}
+
+impl Fleet {
+    pub(crate) fn new(
+        slots: Vec<Arc<Slot>>,
+        options: Options,
+        skipped_servers: Vec<(String, ServerSkip)>,
+        event_capacity: usize,
+    ) -> Fleet {
+        let by_name = slots
+            .iter()
+            .map(|s| (s.name().to_owned(), s.index))
+            .collect();
+        let fleet = Fleet {
+            slots,
+            by_name,
+            catalog: RwLock::new(Arc::new(Catalog::default())),
+            events: broadcast::channel(event_capacity.max(1)).0,
+            options,
+            reported: Mutex::new(HashSet::new()),
+            rebuilding: Mutex::new(()),
+            catalogue_version: watch::channel(0).0,
+            shutdown: watch::channel(false).0,
+            skipped_servers,
+            skipped_published: AtomicBool::new(false),
+        };
+        // Saved catalogues of lazy servers are part of it from the start.
+        fleet.rebuild(Vec::new());
+        fleet
+    }
+
+    pub(crate) fn slot(&self, name: &str) -> Option<&Arc<Slot>> {
+        self.by_name.get(name).map(|i| &self.slots[*i])
+    }
+
+    /// The current catalogue.
+    pub(crate) fn catalog(&self) -> Arc<Catalog> {
+        self.catalog
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
+    }
+
+    pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
+        self.events.subscribe()
+    }
+
+    pub(crate) fn watch_catalogue(&self) -> watch::Receiver<u64> {
+        self.catalogue_version.subscribe()
+    }
+
+    pub(crate) fn is_closed(&self) -> bool {
+        *self.shutdown.borrow()
+    }
+
+    fn publish(&self, event: Event) {
+        tracing::debug!(?event, "fleet event");
+        // No receiver is not an error: events are there for whoever listens.
+        let _ = self.events.send(event);
+    }
+
+    /// Publishes the servers left out when the fleet was built, once.
+    pub(crate) fn publish_skipped_servers(&self) {
+        if self.skipped_published.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        for (server, reason) in &self.skipped_servers {
+            tracing::info!(server, ?reason, "server skipped");
+            self.publish(Event::ServerSkipped {
+                server: server.clone(),
+                reason: reason.clone(),
+            });
+        }
+    }
+
+    /// Sets `slot`'s health; an event if its state changed.
+    pub(crate) fn set_health(&self, slot: &Slot, health: Health) {
+        let changed = slot.health.send_if_modified(|h| {
+            let changed = !h.same_state(&health);
+            *h = health.clone();
+            changed
+        });
+        if changed {
+            match health.error() {
+                Some(e) => tracing::info!(server = slot.name(), health = health.name(), error = %e),
+                None => tracing::info!(server = slot.name(), health = health.name()),
+            }
+            self.publish(Event::HealthChanged {
+                server: slot.name().to_owned(),
+                health,
+            });
+        }
+    }
+
+    /// Replaces `slot`'s lists and rebuilds the catalogue.
+    pub(crate) fn set_lists(&self, slot: &Slot, lists: ServerCatalogue, source: Source) {
+        {
+            let mut current = lock(&slot.lists);
+            current.lists = lists;
+            current.source = source;
+        }
+        self.rebuild(vec![slot.name().to_owned()]);
+    }
+
+    /// Forgets `slot`'s lists (a server that failed or was closed offers
+    /// nothing any more).
+    pub(crate) fn drop_lists(&self, slot: &Slot) {
+        let had = {
+            let mut current = lock(&slot.lists);
+            let had = current.source != Source::None;
+            current.lists = ServerCatalogue::default();
+            current.source = Source::None;
+            had
+        };
+        if had {
+            self.rebuild(vec![slot.name().to_owned()]);
+        }
+    }
+
+    /// Builds the catalogue again from every slot's lists, swaps it in,
+    /// reports newly skipped items, and publishes one `CatalogueChanged`
+    /// for `changed` (none when empty: the first build).
+    fn rebuild(&self, changed: Vec<String>) {
+        let _one = lock(&self.rebuilding);
+        let guards: Vec<_> = self.slots.iter().map(|s| lock(&s.lists)).collect();
+        let parts: Vec<Part<'_>> = self
+            .slots
+            .iter()
+            .zip(&guards)
+            .filter(|(_, lists)| lists.source != Source::None)
+            .map(|(slot, lists)| Part {
+                index: slot.index,
+                spec: &slot.spec,
+                lists: &lists.lists,
+            })
+            .collect();
+        let catalog = Catalog::build(&parts, &self.options.rules);
+        drop(parts);
+        drop(guards);
+
+        let skips: HashSet<SkipRecord> = catalog.skips.iter().cloned().collect();
+        let new_skips: Vec<SkipRecord> = {
+            let mut reported = lock(&self.reported);
+            let new = catalog
+                .skips
+                .iter()
+                .filter(|s| !reported.contains(*s))
+                .cloned()
+                .collect();
+            *reported = skips;
+            new
+        };
+        *self
+            .catalog
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
+        self.catalogue_version.send_modify(|v| *v += 1);
+        for skip in new_skips {
+            tracing::info!(server = skip.server, name = skip.name, reason = ?skip.reason, "left out of the catalogue");
+            self.publish(Event::Skipped {
+                server: skip.server,
+                kind: skip.kind,
+                name: skip.name,
+                reason: skip.reason,
+            });
+        }
+        if !changed.is_empty() {
+            self.publish(Event::CatalogueChanged { servers: changed });
+        }
+    }
+}

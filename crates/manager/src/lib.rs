@@ -1,0 +1,90 @@
+//! Many MCP servers at once: the fleet an agent, an IDE plug-in or a
+//! gateway holds, kept healthy and offered as one catalogue.
+//!
+//! - **One [`Client`](mcpwire_client::Client) per server**, no proxy and no
+//!   session per call: each keeps its own capabilities, keepalive and
+//!   reconnection ([`ManagerBuilder::client_config`]).
+//! - **Servers from the files users have** ([`ManagerBuilder::config`],
+//!   with `mcpwire-config`) or from code ([`ServerSpec`]).
+//! - **Connect policies** ([`ConnectPolicy`]): eager servers start in
+//!   parallel, each within its own start-up timeout; lazy ones on the first
+//!   call routed to them, their tools advertised meanwhile from a
+//!   [`SavedCatalogue`]; manual ones on request.
+//! - **Failure isolation**: a server that fails is reported
+//!   ([`ConnectReport`]), never fatal unless [required](ServerSpec::required);
+//!   its [`Health`] is on a `watch`; a call can
+//!   [retry it](ToolCall::retry_failed).
+//! - **One catalogue** of tools, prompts and resources, with a routing
+//!   table: `{server}__{tool}` by default ([`Naming`]), an optional
+//!   [`Sanitizer`] for hosts that limit names, a [`Collisions`] policy
+//!   (a typed error by default). [`Manager::call_tool`] routes by public
+//!   name; an unknown name fails locally with the closest names.
+//! - **Fresh lists**: a `list_changed` (or a new session) refreshes only
+//!   that server's part, debounced, filters applied again, one
+//!   [`Event::CatalogueChanged`].
+//! - **Policy per server**: include and exclude lists enforced on calls as
+//!   well as lists, request and start-up timeouts, a concurrency cap;
+//!   [`CallHook`]s before and after each call that can deny it.
+//! - **No hidden behaviour**: nothing is sent anywhere but to the
+//!   configured servers, and every server or item left out is an
+//!   [`Event`].
+//!
+//! It knows no transport: a [`Connector`] opens them (the facade's
+//! `mcpwire::manager::Transports` makes connectors for stdio and HTTP
+//! entries, one HTTP connection pool for all). `docs/manager.md` describes
+//! the naming rules, the health states and the events.
+//!
+//! ```no_run
+//! # async fn demo(connectors: &dyn mcpwire_manager::Connectors) -> Result<(), Box<dyn std::error::Error>> {
+//! use mcpwire_config::{ProcessEnvironment, Resolver};
+//! use mcpwire_manager::Manager;
+//! use serde_json::json;
+//!
+//! let config = mcpwire_config::load_file("claude_desktop_config.json")?;
+//! let manager = Manager::builder()
+//!     .config(&config, &Resolver::new(&ProcessEnvironment), connectors)?
+//!     .build()?;
+//! let report = manager.connect_all().await?;
+//! for (server, why) in &report.failed {
+//!     eprintln!("{server} did not start: {why}");
+//! }
+//! for tool in manager.tools()? {
+//!     println!("{} ({})", tool.name, tool.server);
+//! }
+//! let result = manager
+//!     .call_tool("filesystem__read_text_file", &json!({"path": "/tmp/notes.txt"}))
+//!     .await?;
+//! println!("{}", result.text());
+//! manager.close().await;
+//! # Ok(()) }
+//! ```
+
+// Lowest layer first; each module imports only from modules above it in
+// this list (`cargo xtask tidy` checks it).
+mod call;
+mod catalog;
+mod config;
+mod error;
+mod event;
+mod fleet;
+mod health;
+mod hooks;
+mod manager;
+mod naming;
+mod saved;
+mod slot;
+mod spec;
+mod start;
+mod suggest;
+
+pub use call::ToolCall;
+pub use catalog::{RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool};
+pub use config::Connectors;
+pub use error::{Error, HookStage};
+pub use event::{Event, ItemKind, ItemSkip, ServerSkip};
+pub use health::Health;
+pub use hooks::{CallHook, CallInfo, Denial, HookFuture};
+pub use manager::{ConnectReport, Manager, ManagerBuilder};
+pub use naming::{Collisions, Naming, SEPARATOR, Sanitizer};
+pub use saved::{SavedCatalogue, ServerCatalogue};
+pub use spec::{ConnectPolicy, Connector, ServerSpec};

@@ -1,0 +1,291 @@
+//! The manager through the facade: configuration files whose entries
+//! `Transports` makes into stdio and HTTP servers.
+//!
+//! Offline: the demo server over stdio and over Streamable HTTP, entries
+//! that cannot be used. Real servers (ignored by default, run by
+//! `cargo xtask ci`): one configuration file naming server-everything over
+//! stdio and Streamable HTTP, server-filesystem and the Python SDK server.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use mcpwire::config::{Format, LoadOptions, ProcessEnvironment, Resolver};
+use mcpwire::manager::{Manager, ServerSkip, Transports};
+use serde_json::json;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+const LONG: Duration = Duration::from_secs(60);
+
+fn demo_server() -> PathBuf {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../target/debug")
+        .join(format!(
+            "mcpwire-demo-server{}",
+            std::env::consts::EXE_SUFFIX
+        ));
+    if !path.exists() {
+        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+        let status = std::process::Command::new(cargo)
+            .args(["build", "-p", "mcpwire-demo-server"])
+            .status()
+            .expect("cargo runs");
+        assert!(status.success(), "the demo server builds");
+    }
+    path
+}
+
+/// The demo server in its HTTP mode, and its URL.
+async fn demo_http() -> (Child, String) {
+    let mut child = Command::new(demo_server())
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the demo server starts");
+    let stdout = child.stdout.take().unwrap();
+    let url = tokio::time::timeout(LONG, BufReader::new(stdout).lines().next_line())
+        .await
+        .expect("a URL in time")
+        .unwrap()
+        .expect("a URL");
+    (child, url)
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_claude_desktop_file_becomes_a_fleet_over_stdio_and_http() {
+    let (_http, url) = demo_http().await;
+    let demo = demo_server();
+    let text = json!({
+        "mcpServers": {
+            "local": {"command": demo, "env": {"DEMO_UNUSED": "1", "HOME": null}},
+            "remote": {"type": "http", "url": url, "headers": {"X-Api-Key": "k-123"}},
+            "socket": {"url": "ws://127.0.0.1:9/mcp"},
+            "badheader": {"type": "http", "url": url, "headers": {"X-Key": "line\nbreak-secret"}},
+            "typo": {"command": "x", "env": {"T": "${MCPWIRE_TEST_SURELY_UNSET}"}}
+        }
+    })
+    .to_string();
+    let config = LoadOptions::new()
+        .parse_str(&text, Format::Json, "claude_desktop_config.json")
+        .unwrap();
+    let manager = Manager::builder()
+        .config(
+            &config,
+            &Resolver::new(&ProcessEnvironment),
+            &Transports::new().unwrap(),
+        )
+        .unwrap()
+        .build()
+        .unwrap();
+    assert_eq!(manager.servers(), ["local", "remote"]);
+
+    // The three unusable entries are reported, each with its reason.
+    let skipped = manager.skipped_servers();
+    let reason = |name: &str| {
+        let (_, why) = skipped.iter().find(|(n, _)| n == name).unwrap();
+        let ServerSkip::Unusable(e) = why else {
+            panic!("{why:?}")
+        };
+        e.clone()
+    };
+    // WebSocket: no transport for it in this build; resolving says so.
+    let ws = reason("socket");
+    let mcpwire::manager::Error::Resolve { source, .. } = &*ws else {
+        panic!("{ws:?}")
+    };
+    assert!(matches!(
+        **source,
+        mcpwire::config::ResolveError::UnsupportedTransport {
+            kind: mcpwire::config::TransportKind::WebSocket,
+            ..
+        }
+    ));
+    let header = reason("badheader");
+    let text = format!("{:?} {}", header, chain(&*header));
+    assert!(text.contains("X-Key"), "{text}");
+    assert!(
+        !text.contains("break-secret"),
+        "a header value is never shown: {text}"
+    );
+    assert!(matches!(
+        *reason("typo"),
+        mcpwire::manager::Error::Resolve { .. }
+    ));
+
+    let report = tokio::time::timeout(LONG, manager.connect_all())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.connected, ["local", "remote"]);
+    assert_eq!(report.skipped.len(), 3);
+    let names: Vec<String> = manager
+        .tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for name in ["local__echo", "local__add", "remote__echo", "remote__add"] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    for tool in ["local__add", "remote__add"] {
+        let result = manager
+            .call_tool(tool, &json!({"a": 2, "b": 40}))
+            .await
+            .unwrap();
+        assert_eq!(result.text(), "42");
+    }
+    manager.close().await;
+}
+
+/// An error and its causes, on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
+}
+
+fn servers_dir() -> PathBuf {
+    match std::env::var_os("MCPWIRE_SERVERS_DIR") {
+        Some(d) => d.into(),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
+    }
+}
+
+/// An installed server file; a failure if it is missing.
+fn installed(relative: &str) -> PathBuf {
+    let path = servers_dir().join(relative);
+    assert!(
+        path.exists(),
+        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// server-everything in its Streamable HTTP mode on 127.0.0.1, and its URL.
+async fn everything_http(entry: &Path) -> (Child, String) {
+    let preload =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../transport-http/tests/servers/loopback.js");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let child = Command::new("node")
+        .arg("--require")
+        .arg(preload)
+        .arg(entry)
+        .arg("streamableHttp")
+        .env("PORT", port.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("node starts");
+    let deadline = tokio::time::Instant::now() + LONG;
+    while tokio::net::TcpStream::connect(("127.0.0.1", port))
+        .await
+        .is_err()
+    {
+        assert!(tokio::time::Instant::now() < deadline, "never listened");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    (child, format!("http://127.0.0.1:{port}/mcp"))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+#[ignore = "needs the real MCP servers: `cargo xtask servers`, then `cargo test -- --include-ignored` (cargo xtask ci does both)"]
+async fn real_servers_from_one_configuration_file() {
+    let everything =
+        installed("npm/node_modules/@modelcontextprotocol/server-everything/dist/index.js");
+    let filesystem =
+        installed("npm/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js");
+    let python = installed("venv/bin/python");
+    let script =
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance-client/interop/mcpserver.py");
+    let (_http, url) = everything_http(&everything).await;
+    let root = tempfile::tempdir().unwrap();
+    let root_path = root.path().canonicalize().unwrap();
+    std::fs::write(root_path.join("hello.txt"), "hello from the fleet\n").unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("claude_desktop_config.json");
+    let text = json!({
+        "mcpServers": {
+            "everything": {"command": "node", "args": [everything, "stdio"]},
+            "everything-http": {"type": "http", "url": url},
+            "filesystem": {"command": "node", "args": [filesystem, root_path]},
+            "python": {"command": python, "args": [script, "stdio"]}
+        }
+    });
+    std::fs::write(&file, text.to_string()).unwrap();
+    let config = mcpwire::config::load_file(&file).unwrap();
+    let manager = Manager::builder()
+        .config(
+            &config,
+            &Resolver::new(&ProcessEnvironment),
+            &Transports::new().unwrap(),
+        )
+        .unwrap()
+        .startup_timeout(LONG)
+        .build()
+        .unwrap();
+    let report = tokio::time::timeout(LONG * 2, manager.connect_all())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(report.all_connected(), "{:?}", report.failed);
+    assert_eq!(report.connected.len(), 4);
+    let names: Vec<String> = manager
+        .tools()
+        .unwrap()
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    for name in [
+        "everything__echo",
+        "everything-http__echo",
+        "filesystem__read_text_file",
+        "python__add",
+    ] {
+        assert!(names.iter().any(|n| n == name), "{name} in {names:?}");
+    }
+    for server in ["everything", "everything-http"] {
+        let echo = manager
+            .call_tool(&format!("{server}__echo"), &json!({"message": "fleet"}))
+            .await
+            .unwrap();
+        assert!(echo.text().contains("fleet"), "{}", echo.text());
+    }
+    let read = manager
+        .call_tool(
+            "filesystem__read_text_file",
+            &json!({"path": root_path.join("hello.txt")}),
+        )
+        .await
+        .unwrap();
+    assert!(
+        read.text().contains("hello from the fleet"),
+        "{}",
+        read.text()
+    );
+    let sum = manager
+        .call_tool("python__add", &json!({"a": 2, "b": 3}))
+        .await
+        .unwrap();
+    assert!(sum.text().contains('5'), "{}", sum.text());
+    // Resources route by owner: a resource the Python server lists.
+    if let Some(resource) = manager.resources().iter().find(|r| r.server == "python") {
+        let uri = resource.resource.uri.clone();
+        manager.read_resource(&uri).await.unwrap();
+    }
+    manager.close().await;
+}
