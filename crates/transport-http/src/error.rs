@@ -203,6 +203,11 @@ impl From<Error> for TransportError {
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
             Error::Authorization(_) => TransportError::Unauthorized(Arc::new(e)),
+            // The request was taken and its answer stream broke.
+            Error::StreamEnded => TransportError::Lost(Arc::new(e)),
+            Error::RetriesExhausted(ref inner) if matches!(**inner, Error::StreamEnded) => {
+                TransportError::Lost(Arc::new(e))
+            }
             // The last status or timeout matters more to the caller than the
             // fact that retries ran out: keep it typed.
             Error::RetriesExhausted(inner)

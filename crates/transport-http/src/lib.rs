@@ -47,6 +47,7 @@ mod context;
 mod driver;
 mod error;
 mod events;
+mod frame_meta;
 mod legacy;
 mod mode;
 mod outbound;
