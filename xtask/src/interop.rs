@@ -3,7 +3,8 @@
 //!
 //! The servers are the ones `cargo xtask servers` installs (npm
 //! `server-everything` and `server-filesystem`, the Python SDK with a script
-//! kept in the repository, `mcp-server-time`). Each case runs the
+//! kept in the repository, `mcp-server-time`, and `fastmcp` requiring
+//! authorization: its in-memory OAuth provider, a static bearer token, JWTs). Each case runs the
 //! `mcpwire-conformance interop` binary with the client's default settings:
 //! connect (for HTTP, from the URL alone through the automatic fallback),
 //! list the tools and call one, read a resource and get a prompt where the
@@ -52,6 +53,9 @@ enum Transport {
         /// Whether the port is also passed as the last argument.
         port_arg: bool,
         path: &'static str,
+        /// Environment for both the server and the client (a shared token,
+        /// where a token file goes).
+        env: Vec<(&'static str, String)>,
     },
 }
 
@@ -181,13 +185,34 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
         ],
         port_arg: false,
         path,
+        env: Vec::new(),
     };
     let python_http = |mode: &str, path| Transport::Http {
         program: python.clone(),
         args: vec![script.clone(), mode.into()],
         port_arg: true,
         path,
+        env: Vec::new(),
     };
+    // fastmcp servers that require authorization; the client reaches each
+    // by its URL, with one authorization setting.
+    let fastmcp = path_str(
+        &root
+            .join("crates")
+            .join("conformance-client")
+            .join("interop")
+            .join("fastmcp_auth.py"),
+    )?;
+    let fastmcp_http = |mode: &str, env| Transport::Http {
+        program: python.clone(),
+        args: vec![fastmcp.clone(), mode.into()],
+        port_arg: true,
+        path: "/mcp",
+        env,
+    };
+    let token_file = path_str(&work.join("fastmcp-jwt.token"))?;
+    // A fresh token per run: nothing to keep secret, nothing to reuse.
+    let static_token = format!("interop-{:x}", std::process::id() as u64 * 0x9e37_79b9 + 17);
     Ok(vec![
         Case {
             server: "server-everything",
@@ -246,7 +271,7 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
             server: "python-sdk",
             transport: "sse",
             how: python_http("sse", "/sse"),
-            client_args: add,
+            client_args: add.clone(),
         },
         Case {
             server: "mcp-server-time",
@@ -264,6 +289,31 @@ fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
                 "--arguments",
                 r#"{"timezone":"UTC"}"#,
             ]),
+        },
+        Case {
+            server: "fastmcp",
+            transport: "http+oauth",
+            how: fastmcp_http("oauth", Vec::new()),
+            client_args: [add.clone(), args(&["--oauth-follow-location"])].concat(),
+        },
+        Case {
+            server: "fastmcp",
+            transport: "http+bearer",
+            how: fastmcp_http("bearer", vec![("MCPWIRE_INTEROP_TOKEN", static_token)]),
+            client_args: [
+                add.clone(),
+                args(&["--bearer-env", "MCPWIRE_INTEROP_TOKEN"]),
+            ]
+            .concat(),
+        },
+        Case {
+            server: "fastmcp",
+            transport: "http+jwt",
+            how: fastmcp_http(
+                "jwt",
+                vec![("MCPWIRE_INTEROP_TOKEN_FILE", token_file.clone())],
+            ),
+            client_args: [add.clone(), args(&["--bearer-file", &token_file])].concat(),
         },
     ])
 }
@@ -296,10 +346,13 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
             args,
             port_arg,
             path,
+            env,
         } => {
             let port = free_port()?;
             let mut server = Command::new(program);
             server.args(args).env("PORT", port.to_string());
+            server.envs(env.iter().map(|(k, v)| (*k, v)));
+            cmd.envs(env.iter().map(|(k, v)| (*k, v)));
             if *port_arg {
                 server.arg(port.to_string());
             }

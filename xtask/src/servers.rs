@@ -4,7 +4,8 @@
 //!
 //! Layout (tests find it through [`DIR_ENV`]):
 //! - `npm/node_modules/.bin/mcp-server-everything`, `.../mcp-server-filesystem`
-//! - `venv/bin/python` with the `mcp` SDK, and `venv/bin/mcp-server-time`
+//! - `venv/bin/python` with the `mcp` SDK and `fastmcp`, and
+//!   `venv/bin/mcp-server-time`
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -18,7 +19,14 @@ const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
 ];
-const PY_PACKAGES: &[&str] = &["mcp==2.3.0", "mcp-server-time==2026.10.19"];
+/// fastmcp (4.0.11: the 4.1 line wants a certifi release PyPI does not
+/// have yet) serves the authorization cases:
+/// its in-memory OAuth provider, static bearer tokens and JWTs.
+const PY_PACKAGES: &[&str] = &[
+    "mcp==2.3.0",
+    "mcp-server-time==2026.10.19",
+    "fastmcp==4.0.11",
+];
 
 /// Installs what is missing; returns the servers directory.
 pub(crate) fn install(root: &Path) -> Result<PathBuf, String> {

@@ -8,8 +8,11 @@
 
 use std::ffi::OsString;
 
+use mcpwire::auth::{Auth, FollowLocation, OAuthConfig};
 use mcpwire::client::types::{Arguments, Prompt, Resource};
-use mcpwire::{Client, ClientConfig, StdioConfig, Tool};
+use mcpwire::{
+    Client, ClientConfig, HttpClient, HttpConfig, Server as McpServer, StdioConfig, Tool,
+};
 use serde_json::Value;
 
 use crate::arguments;
@@ -18,7 +21,21 @@ use crate::scenario::chain;
 /// How interop mode is invoked.
 pub(crate) const USAGE: &str = "usage: mcpwire-conformance interop [--tool NAME] [--arguments JSON] \
 [--resource URI] [--prompt NAME] [--prompt-arguments JSON] [--env KEY=VALUE]... \
+[--oauth-follow-location | --bearer-env VAR | --bearer-file PATH] \
 (--url URL | --stdio PROGRAM [ARG]...)";
+
+/// How an HTTP case authorizes; without one, the default settings (OAuth
+/// through a browser, idle until the server asks).
+#[derive(Debug, Clone, PartialEq)]
+enum Authorize {
+    /// OAuth, the authorization redirect read from the authorization
+    /// endpoint's `Location` (servers that approve at once).
+    FollowLocation,
+    /// A bearer token from an environment variable.
+    BearerEnv(String),
+    /// A bearer token from a file (read when connecting).
+    BearerFile(String),
+}
 
 /// Where the server is.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +59,7 @@ pub(crate) struct Case {
     resource: Option<String>,
     prompt: Option<String>,
     prompt_arguments: Option<Arguments>,
+    authorize: Option<Authorize>,
 }
 
 impl Case {
@@ -52,6 +70,7 @@ impl Case {
         let (mut tool, mut arguments, mut resource, mut prompt, mut prompt_arguments) =
             (None, None, None, None, None);
         let mut env = Vec::new();
+        let mut authorize = None;
         while let Some(flag) = it.next() {
             let mut value = || {
                 it.next()
@@ -74,6 +93,9 @@ impl Case {
                         .ok_or_else(|| format!("--env {pair}: expected KEY=VALUE"))?;
                     env.push((k.to_owned(), v.to_owned()));
                 }
+                "--oauth-follow-location" => authorize = Some(Authorize::FollowLocation),
+                "--bearer-env" => authorize = Some(Authorize::BearerEnv(value()?)),
+                "--bearer-file" => authorize = Some(Authorize::BearerFile(value()?)),
                 "--url" => server = Some(Server::Url(value()?)),
                 "--stdio" => {
                     let program = value()?.into();
@@ -102,6 +124,7 @@ impl Case {
             resource,
             prompt,
             prompt_arguments,
+            authorize,
         })
     }
 
@@ -110,7 +133,29 @@ impl Case {
         let config = ClientConfig::new();
         let (client, transport, _http) = match &self.server {
             Server::Url(url) => {
-                let (client, http) = crate::scenario::connect(url, config).await?;
+                let http =
+                    HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
+                let mut server = McpServer::http(url.clone()).client(http.clone());
+                match &self.authorize {
+                    None => {}
+                    Some(Authorize::FollowLocation) => {
+                        let step =
+                            FollowLocation::new(http.fetcher(), "http://127.0.0.1:9/callback");
+                        server = server.auth(Auth::oauth(OAuthConfig::new().redirect(step)));
+                    }
+                    Some(Authorize::BearerEnv(var)) => {
+                        server =
+                            server.auth(Auth::bearer_from_env(var).map_err(|e| e.to_string())?);
+                    }
+                    Some(Authorize::BearerFile(path)) => {
+                        let token =
+                            std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+                        server = server.bearer_token(token.trim()).map_err(|e| chain(&e))?;
+                    }
+                }
+                let client = mcpwire::connect(server, config)
+                    .await
+                    .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
                 let mode = http.cached_mode(url).map_or("http", |m| m.kind());
                 (client, mode, Some(http))
             }

@@ -16,6 +16,7 @@
 //! on stderr), 2 for a usage error.
 
 mod arguments;
+mod auth;
 mod interop;
 mod scenario;
 mod user;

@@ -63,16 +63,18 @@ impl Plan {
 }
 
 /// Runs scenario `name` against `url`. `context` is the scenario's
-/// `MCP_CONFORMANCE_CONTEXT`, if it gave one: only the authorization
-/// scenarios do, and they are not supported yet.
+/// `MCP_CONFORMANCE_CONTEXT`, if it gave one (the authorization scenarios
+/// do: secrets and keys, never printed).
 pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<(), String> {
     let started = Instant::now();
-    if let Some(context) = context {
-        eprintln!("scenario {name}: context {context}");
-    }
     let plan = Plan::for_scenario(name);
     eprintln!("scenario {name}: {plan:?} against {url}");
-    let (client, _http) = connect(url, crate::user::with_handlers(ClientConfig::new())).await?;
+    let http = HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
+    let auth = crate::auth::for_scenario(name, context, &http)?;
+    let server = Server::http(url).client(http).auth(auth);
+    let client = mcpwire::connect(server, crate::user::with_handlers(ClientConfig::new()))
+        .await
+        .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
     eprintln!(
         "connected: {:?}, protocol {} ({} era)",
         client.server_info().map(|i| i.name),
@@ -88,21 +90,6 @@ pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<
         started.elapsed().as_secs_f64()
     );
     outcome
-}
-
-/// Connects over HTTP with the default settings, through the facade. The
-/// `HttpClient` (the connection pool, which remembers what the automatic
-/// fallback found) is returned so the caller can ask it.
-pub(crate) async fn connect(
-    url: &str,
-    config: ClientConfig,
-) -> Result<(Client, HttpClient), String> {
-    let http = HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
-    let server = Server::http(url).client(http.clone());
-    let client = mcpwire::connect(server, config)
-        .await
-        .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
-    Ok((client, http))
 }
 
 async fn execute(client: &Client, plan: &Plan, calls: &[(String, Value)]) -> Result<(), String> {

@@ -83,8 +83,31 @@
 //!   ([`connect_http`], [`Server::http`]).
 //! - `full`: both.
 //!
-//! Not here: an MCP server framework, and authorization flows (a token can
-//! be sent with [`HttpConfig::header`]).
+//! # Authorization
+//!
+//! An OAuth-protected server is reached by its URL alone: when it answers
+//! `401`, the client discovers its authorization server, registers, and
+//! asks the user to authorize in a browser (where a terminal is attached),
+//! then keeps and renews the tokens. Other ways are one setter on
+//! [`HttpServer`]:
+//!
+//! ```no_run
+//! # #[cfg(feature = "http")] mod demo {
+//! use mcpwire::{ClientConfig, Server};
+//!
+//! # pub async fn main() -> Result<(), mcpwire::Error> {
+//! let token = Server::http("https://example.com/mcp").bearer_token("s3cret")?;
+//! let service = Server::http("https://example.com/mcp").client_credentials("my-service", "s3cret");
+//! let client = mcpwire::connect(service, ClientConfig::new()).await?;
+//! # let _ = (token, client); Ok(()) }
+//! # }
+//! ```
+//!
+//! [`auth`] has the rest (client credentials with a private key, workload
+//! identity, enterprise-managed authorization, token stores, redirect
+//! steps); `docs/auth.md` describes the flows.
+//!
+//! Not here: an MCP server framework.
 
 // Connecting needs a transport: with neither feature, the facade only
 // re-exports the layers (for a transport of one's own).
@@ -97,6 +120,8 @@ pub use mcpwire_client as client;
 pub use mcpwire_codec as codec;
 #[cfg(feature = "http")]
 pub use mcpwire_http as http;
+#[cfg(feature = "http")]
+pub use mcpwire_http::auth;
 #[cfg(feature = "stdio")]
 pub use mcpwire_stdio as stdio;
 pub use mcpwire_transport as transport;
@@ -115,6 +140,8 @@ pub use mcpwire_client::{
     Call, Client, ClientConfig, ConnectionState, Era, EraChoice, Error, ErrorKind, Reconnect,
     RequestOptions,
 };
+#[cfg(feature = "http")]
+pub use mcpwire_http::auth::Auth;
 #[cfg(feature = "http")]
 pub use mcpwire_http::{HttpClient, HttpConfig};
 #[cfg(feature = "stdio")]

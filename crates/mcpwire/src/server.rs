@@ -7,6 +7,8 @@ use std::fmt;
 
 use mcpwire_client::{Error, TransportFactory};
 #[cfg(feature = "http")]
+use mcpwire_http::auth::{Auth, Secret};
+#[cfg(feature = "http")]
 use mcpwire_http::{HttpClient, HttpConfig, HttpMode, HttpTransport};
 #[cfg(feature = "stdio")]
 use mcpwire_stdio::{StdioConfig, StdioTransport};
@@ -53,6 +55,7 @@ impl Server {
             url: url.into(),
             client: ClientChoice::New(Box::new(HttpConfig::new())),
             mode: None,
+            auth: None,
         }
     }
 
@@ -119,6 +122,7 @@ pub struct HttpServer {
     url: String,
     client: ClientChoice,
     mode: Option<HttpMode>,
+    auth: Option<Auth>,
 }
 
 #[cfg(feature = "http")]
@@ -136,6 +140,7 @@ impl fmt::Debug for HttpServer {
         f.debug_struct("Server::Http")
             .field("url", &self.url)
             .field("mode", &self.mode)
+            .field("auth", &self.auth)
             .finish_non_exhaustive()
     }
 }
@@ -170,20 +175,48 @@ impl HttpServer {
         &self.url
     }
 
+    /// How this server's requests are authorized, instead of the HTTP
+    /// client's [`HttpConfig::auth`] (by default OAuth: a server that answers
+    /// `401` is authorized in the user's browser, where a terminal is
+    /// attached). See [`Auth`] and `docs/auth.md`.
+    pub fn auth(mut self, auth: Auth) -> Self {
+        self.auth = Some(auth);
+        self
+    }
+
+    /// A fixed bearer token for every request.
+    pub fn bearer_token(self, token: impl Into<Secret>) -> Result<Self, Error> {
+        let auth = Auth::bearer(token).map_err(Error::connect)?;
+        Ok(self.auth(auth))
+    }
+
+    /// OAuth client credentials (machine to machine): the token endpoint is
+    /// discovered from the server, the token renewed before it expires.
+    pub fn client_credentials(
+        self,
+        client_id: impl Into<String>,
+        secret: impl Into<Secret>,
+    ) -> Self {
+        self.auth(Auth::client_credentials(client_id, secret))
+    }
+
     fn factory(self) -> Result<TransportFactory, Error> {
         let client = match self.client {
             ClientChoice::Shared(client) => client,
             ClientChoice::New(config) => HttpClient::new(*config).map_err(Error::connect)?,
         };
         let (url, mode) = (self.url, self.mode);
+        // One authorizer for every connection the factory opens, so the
+        // authorization outlives a reconnection: this server's own, or the
+        // one the client keeps for the URL.
+        let authorizer = match &self.auth {
+            Some(auth) => auth
+                .authorizer(&url, client.fetcher())
+                .map_err(Error::connect)?,
+            None => client.authorizer(&url).map_err(Error::connect)?,
+        };
         Ok(Box::new(move || {
-            let opened = match mode {
-                None => HttpTransport::connect(&client, &url),
-                Some(HttpMode::LegacySse) => HttpTransport::legacy_sse(&client, &url),
-                Some(HttpMode::ReceiveOnlySse) => HttpTransport::receive_only_sse(&client, &url),
-                Some(_) => HttpTransport::streamable(&client, &url),
-            };
-            let opened = opened
+            let opened = HttpTransport::with_authorizer(&client, &url, mode, authorizer.clone())
                 .map(|t| Box::new(t) as Box<dyn Transport>)
                 .map_err(Error::connect);
             Box::pin(std::future::ready(opened))

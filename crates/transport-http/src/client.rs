@@ -2,7 +2,7 @@
 //! configuration, and the per-URL memory of the automatic fallback.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, Weak};
 
 use bytes::Bytes;
 use http::header::USER_AGENT;
@@ -12,6 +12,7 @@ use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
+use mcpwire_auth::Authorizer;
 
 use crate::config::{Http2, HttpConfig, ProxyConfig};
 use crate::connector::Connector;
@@ -24,7 +25,10 @@ use crate::proxy::ProxyRules;
 /// Cheap to clone: clones share one connection pool, so every transport made
 /// from the same client reuses keep-alive connections and skips the TCP and
 /// TLS setup. It also remembers, per URL, which transport the automatic
-/// fallback settled on.
+/// fallback settled on, and keeps one authorization per URL (see
+/// [`HttpConfig::auth`]). It is the [`HttpFetch`](mcpwire_auth::HttpFetch)
+/// of its authorizers: their metadata, registration and token requests go
+/// through the same pool, TLS roots and proxies.
 ///
 /// Redirects are never followed: a 3xx answer is an [`Error::Status`]. This
 /// keeps credentials from ever being sent to another origin.
@@ -38,6 +42,18 @@ struct Inner {
     proxy: Option<Arc<ProxyRules>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
+    authorizers: Mutex<HashMap<String, Option<Arc<dyn Authorizer>>>>,
+}
+
+/// A handle on a client that does not keep it alive: what its authorizers
+/// hold, since the client holds them.
+#[derive(Clone)]
+pub(crate) struct WeakClient(Weak<Inner>);
+
+impl WeakClient {
+    pub(crate) fn upgrade(&self) -> Option<HttpClient> {
+        self.0.upgrade().map(|inner| HttpClient { inner })
+    }
 }
 
 impl std::fmt::Debug for HttpClient {
@@ -78,8 +94,45 @@ impl HttpClient {
                 proxy,
                 config,
                 fallback: Mutex::new(HashMap::new()),
+                authorizers: Mutex::new(HashMap::new()),
             }),
         })
+    }
+
+    pub(crate) fn downgrade(&self) -> WeakClient {
+        WeakClient(Arc::downgrade(&self.inner))
+    }
+
+    /// The authorizer of the requests to `url`, made from
+    /// [`HttpConfig::auth`] on first use and shared by every transport this
+    /// client makes for `url` afterwards; `None` with
+    /// [`Auth::None`](mcpwire_auth::Auth::None).
+    pub fn authorizer(&self, url: &str) -> Result<Option<Arc<dyn Authorizer>>, Error> {
+        let mut map = self
+            .inner
+            .authorizers
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        if let Some(a) = map.get(url) {
+            return Ok(a.clone());
+        }
+        let made = self
+            .inner
+            .config
+            .auth
+            .authorizer(url, self.fetcher())
+            .map_err(|e| Error::AuthorizationFailed {
+                required: None,
+                source: e,
+            })?;
+        map.insert(url.to_owned(), made.clone());
+        Ok(made)
+    }
+
+    /// This client as the [`HttpFetch`](mcpwire_auth::HttpFetch) of an
+    /// authorizer of one's own (it does not keep the client alive).
+    pub fn fetcher(&self) -> Arc<dyn mcpwire_auth::HttpFetch> {
+        Arc::new(self.downgrade())
     }
 
     /// The configuration.
@@ -108,14 +161,28 @@ impl HttpClient {
     /// A request with the configured headers and user agent: the base every
     /// request of `crate::request` starts from.
     pub(crate) fn request(&self, method: Method, uri: &Uri, body: Bytes) -> Request<Full<Bytes>> {
+        let mut req = self.bare_request(method, uri, body);
+        let headers = req.headers_mut();
+        headers.reserve(self.inner.config.headers.len() + 2);
+        for (name, value) in &self.inner.config.headers {
+            headers.insert(name, value.clone());
+        }
+        req
+    }
+
+    /// A request with the user agent (and a forwarding proxy's credentials)
+    /// but none of the configured headers: those are for the MCP server, and
+    /// an authorizer's requests go to other servers.
+    pub(crate) fn bare_request(
+        &self,
+        method: Method,
+        uri: &Uri,
+        body: Bytes,
+    ) -> Request<Full<Bytes>> {
         let mut req = Request::new(Full::new(body));
         *req.method_mut() = method;
         *req.uri_mut() = uri.clone();
         let headers = req.headers_mut();
-        headers.reserve(self.inner.config.headers.len() + 4);
-        for (name, value) in &self.inner.config.headers {
-            headers.insert(name, value.clone());
-        }
         headers.insert(USER_AGENT, self.inner.config.user_agent.clone());
         // A forwarding proxy (plain http) reads its credentials from each
         // request; a tunnel got them once, in CONNECT.

@@ -28,6 +28,7 @@ pub struct HttpConfig {
     pub(crate) listen: bool,
     pub(crate) pool_idle_timeout: Duration,
     pub(crate) proxy: ProxyConfig,
+    pub(crate) auth: mcpwire_auth::Auth,
 }
 
 /// How HTTP/2 is chosen.
@@ -118,6 +119,7 @@ impl Default for HttpConfig {
             listen: true,
             pool_idle_timeout: Duration::from_secs(90),
             proxy: ProxyConfig::Env,
+            auth: mcpwire_auth::Auth::default(),
         }
     }
 }
@@ -262,6 +264,19 @@ impl HttpConfig {
     #[must_use]
     pub fn proxy(mut self, proxy: Proxy) -> Self {
         self.proxy = proxy.0;
+        self
+    }
+
+    /// How requests are authorized (see `docs/auth.md`). Default: OAuth,
+    /// idle until a server answers `401`, then the authorization code flow
+    /// through the user's browser where a terminal is attached. One
+    /// authorization is kept per server URL and shared by every transport
+    /// this client makes for it (so it survives reconnects).
+    /// [`Auth::None`](mcpwire_auth::Auth::None) turns it off: a `401` is
+    /// then an [`Error::Authorization`](crate::Error::Authorization).
+    #[must_use]
+    pub fn auth(mut self, auth: mcpwire_auth::Auth) -> Self {
+        self.auth = auth;
         self
     }
 }

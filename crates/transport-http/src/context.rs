@@ -21,6 +21,8 @@ pub(crate) struct Ctx {
     /// The URL the user gave: the MCP endpoint, or the legacy SSE URL.
     pub(crate) url: Uri,
     pub(crate) events: Events,
+    /// Credentials for every request, and what to do on a 401 or 403.
+    pub(crate) auth: Option<Arc<dyn mcpwire_auth::Authorizer>>,
 }
 
 /// One request's exchange (its POST, then its JSON or SSE answer), polled by

@@ -78,6 +78,7 @@ impl Driver {
         shared: Arc<Shared>,
         url: Uri,
         events: Events,
+        auth: Option<Arc<dyn mcpwire_auth::Authorizer>>,
         runtime: &tokio::runtime::Handle,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(client.config().max_in_flight));
@@ -86,6 +87,7 @@ impl Driver {
             shared,
             url,
             events,
+            auth,
         });
         let direct = Arc::new(DirectPost::new(ctx.clone(), in_flight.clone(), runtime));
         Self {

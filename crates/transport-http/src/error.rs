@@ -8,7 +8,7 @@ use std::sync::Arc;
 
 use mcpwire_transport::{HttpStatus, TransportError};
 
-use crate::www_authenticate::Challenge;
+use mcpwire_auth::Challenge;
 
 /// A boxed error from a layer below us (hyper, rustls, the OS).
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -62,6 +62,18 @@ pub enum Error {
     /// (other) credentials. See [`AuthorizationRequired`] for its challenges.
     #[error("the server requires authorization ({0})")]
     Authorization(Box<AuthorizationRequired>),
+    /// The server requires authorization and the authorizer (see
+    /// [`HttpConfig::auth`](crate::HttpConfig::auth)) could not provide it:
+    /// why is the source (discovery, a refused grant, the step-up limit...).
+    #[error("{}", match .required { Some(r) => format!("the server requires authorization ({r}), and it could not be obtained"), None => "authorization could not be obtained".to_owned() })]
+    AuthorizationFailed {
+        /// What the server's last answer asked for, if the failure followed
+        /// one.
+        required: Option<Box<AuthorizationRequired>>,
+        /// Why the authorizer failed.
+        #[source]
+        source: mcpwire_auth::AuthError,
+    },
     /// A body was longer than the configured maximum frame length.
     #[error("HTTP body exceeds the {max}-byte limit")]
     BodyTooLarge {
@@ -176,6 +188,7 @@ impl Error {
     pub fn authorization(&self) -> Option<&AuthorizationRequired> {
         match self {
             Error::Authorization(a) => Some(a),
+            Error::AuthorizationFailed { required, .. } => required.as_deref(),
             Error::RetriesExhausted(e) => e.authorization(),
             _ => None,
         }
@@ -202,7 +215,9 @@ impl From<Error> for TransportError {
         match e {
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
-            Error::Authorization(_) => TransportError::Unauthorized(Arc::new(e)),
+            Error::Authorization(_) | Error::AuthorizationFailed { .. } => {
+                TransportError::Unauthorized(Arc::new(e))
+            }
             // The request was taken and its answer stream broke.
             Error::StreamEnded => TransportError::Lost(Arc::new(e)),
             Error::RetriesExhausted(ref inner) if matches!(**inner, Error::StreamEnded) => {

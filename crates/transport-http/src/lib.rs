@@ -47,6 +47,7 @@ mod context;
 mod driver;
 mod error;
 mod events;
+mod fetch;
 mod frame_meta;
 mod legacy;
 mod mode;
@@ -59,14 +60,15 @@ mod session;
 mod sse;
 mod streamable;
 mod transport;
-mod www_authenticate;
 
 pub use client::HttpClient;
 pub use config::{Http2, HttpConfig, Proxy};
 pub use error::{AuthorizationRequired, EndpointError, Error};
+/// Authorization: [`Auth`](mcpwire_auth::Auth) settings, OAuth, bearer tokens.
+pub use mcpwire_auth as auth;
+pub use mcpwire_auth::Challenge;
 pub use mode::HttpMode;
 pub use retry::RetryPolicy;
 pub use transport::HttpTransport;
-pub use www_authenticate::Challenge;
 
 pub use http::{HeaderName, HeaderValue};

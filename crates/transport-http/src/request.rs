@@ -4,21 +4,22 @@
 //! first). An answer of 401 or 403 becomes [`Error::Authorization`] here
 //! and nowhere else.
 //!
-//! So an authorization layer has one place to add credentials to every
-//! request ([`Build::request`]) and one place to see a challenge and try
-//! again ([`send`], [`send_with_retry`]).
+//! Authorization happens in [`send`]: the authorizer's credentials are
+//! added to every request there, and every 401 or 403 is handed to it
+//! there, the request then built again by its [`Build`].
 
 use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
 use hyper::body::Incoming;
+use mcpwire_auth::{AuthRound, Challenged};
 use mcpwire_transport::FrameMeta;
 
 use crate::context::Ctx;
 use crate::error::Error;
 use crate::outbound::Outbound;
-use crate::response::{authorization_error, retry_after, status_error};
+use crate::response::{authorization_error, authorization_required, retry_after, status_error};
 use crate::session::SessionSnapshot;
 
 pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
@@ -120,21 +121,77 @@ fn session_headers(headers: &mut HeaderMap, snap: &SessionSnapshot) {
     }
 }
 
-/// Sends one request and waits for its answer's headers. Any status but 401
-/// and 403 comes back as `Ok` for the caller to judge; those two are
-/// [`Error::Authorization`], with the server's challenges.
+/// How many times one request may be sent again after a challenge (the
+/// authorizer bounds itself; this bounds an authorizer of the caller's).
+const MAX_AUTH_RETRIES: u32 = 8;
+
+/// Sends a request built by `build` (`req` is its first build) and waits
+/// for its answer's headers. Any status but 401 and 403 comes back as `Ok`
+/// for the caller to judge.
+///
+/// This is where authorization happens, for every request of the
+/// transports: the authorizer's headers are added, and after a 401 or 403
+/// it decides: the request is built again and resent (new credentials, more
+/// scope, a DPoP nonce), or it fails with
+/// [`Error::AuthorizationFailed`]. No lock is held meanwhile. Without an
+/// authorizer, a 401 or 403 is [`Error::Authorization`], with the server's
+/// challenges.
 pub(crate) async fn send(
     ctx: &Ctx,
+    build: Build<'_>,
     req: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, Error> {
-    let resp = ctx.client.send(req).await?;
-    if matches!(
-        resp.status(),
-        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
-    ) {
-        return Err(authorization_error(resp).await);
+    let Some(auth) = ctx.auth.as_deref() else {
+        let resp = ctx.client.send(req).await?;
+        if is_challenge(resp.status()) {
+            return Err(authorization_error(resp).await);
+        }
+        return Ok(resp);
+    };
+    let mut round = AuthRound::default();
+    let mut req = req;
+    loop {
+        let sent = auth
+            .headers(req.method(), req.uri())
+            .await
+            .map_err(|source| Error::AuthorizationFailed {
+                required: None,
+                source,
+            })?;
+        sent.apply(req.headers_mut());
+        let (method, uri) = (req.method().clone(), req.uri().clone());
+        let resp = ctx.client.send(req).await?;
+        let status = resp.status();
+        if !is_challenge(status) {
+            return Ok(resp);
+        }
+        let (required, nonce) = authorization_required(resp).await;
+        let answer = Challenged::new(
+            status,
+            &required.challenges,
+            nonce.as_deref(),
+            &method,
+            &uri,
+            &sent,
+        );
+        match auth.challenged(answer, &mut round).await {
+            Ok(()) if round.retries() <= MAX_AUTH_RETRIES => {
+                tracing::debug!(status = status.as_u16(), "sending again after a challenge");
+                req = build.request(ctx, &ctx.shared.snapshot());
+            }
+            Ok(()) => return Err(Error::Authorization(Box::new(required))),
+            Err(source) => {
+                return Err(Error::AuthorizationFailed {
+                    required: Some(Box::new(required)),
+                    source,
+                });
+            }
+        }
     }
-    Ok(resp)
+}
+
+fn is_challenge(status: StatusCode) -> bool {
+    matches!(status, StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN)
 }
 
 /// Sends `first` (built from `build`), retrying what is safe to retry under
@@ -152,7 +209,7 @@ pub(crate) async fn send_with_retry(
     let mut req = first;
     let mut retried = false;
     loop {
-        let result = send(ctx, req).await;
+        let result = send(ctx, build, req).await;
         let floor = match &result {
             Ok(resp) if is_busy(resp.status()) => retry_after(resp.headers()),
             Err(Error::Connect(_)) => None,

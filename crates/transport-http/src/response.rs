@@ -14,7 +14,7 @@ use mcpwire_transport::HttpStatus;
 
 use crate::Error;
 use crate::error::AuthorizationRequired;
-use crate::www_authenticate::Challenge;
+use mcpwire_auth::Challenge;
 
 /// How much of an error answer's body is kept for diagnostics.
 const ERROR_BODY_LIMIT: usize = 1024;
@@ -37,6 +37,16 @@ pub(crate) async fn status_error(resp: Response<Incoming>) -> Error {
 /// Turns a 401 or 403 answer into [`Error::Authorization`], with every
 /// challenge of every `WWW-Authenticate` header.
 pub(crate) async fn authorization_error(resp: Response<Incoming>) -> Error {
+    let (required, _) = authorization_required(resp).await;
+    Error::Authorization(Box::new(required))
+}
+
+/// What a 401 or 403 answer asks for (every challenge of every
+/// `WWW-Authenticate` header, the start of the body), and its `DPoP-Nonce`.
+/// The body is read (bounded), so the connection is free again.
+pub(crate) async fn authorization_required(
+    resp: Response<Incoming>,
+) -> (AuthorizationRequired, Option<String>) {
     let status = resp.status().as_u16();
     let challenges = Challenge::parse_all(
         resp.headers()
@@ -44,12 +54,18 @@ pub(crate) async fn authorization_error(resp: Response<Incoming>) -> Error {
             .iter()
             .map(|v| v.as_bytes()),
     );
+    let nonce = resp
+        .headers()
+        .get("dpop-nonce")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
     let body = error_body(resp.into_body()).await;
-    Error::Authorization(Box::new(AuthorizationRequired {
+    let required = AuthorizationRequired {
         status,
         challenges,
         body,
-    }))
+    };
+    (required, nonce)
 }
 
 /// The start of an error answer's body, lossily decoded. The read is bounded

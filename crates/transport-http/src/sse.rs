@@ -112,8 +112,8 @@ pub(crate) fn is_message(event: &SseEvent) -> bool {
 /// GETs an SSE stream on the URL, resuming after `last_event_id`: an error
 /// unless the answer is a success with `text/event-stream`.
 pub(crate) async fn open(ctx: &Ctx, last_event_id: Option<&str>) -> Result<SseReader, Error> {
-    let req = Build::Stream { last_event_id }.request(ctx, &ctx.shared.snapshot());
-    let resp = send(ctx, req).await?;
+    let build = Build::Stream { last_event_id };
+    let resp = send(ctx, build, build.request(ctx, &ctx.shared.snapshot())).await?;
     if !resp.status().is_success() {
         return Err(status_error(resp).await);
     }

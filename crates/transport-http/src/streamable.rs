@@ -245,7 +245,13 @@ async fn delete_session(ctx: &Ctx) {
     if snap.session_id.is_none() {
         return;
     }
-    match send(ctx, Build::EndSession.request(ctx, &snap)).await {
+    match send(
+        ctx,
+        Build::EndSession,
+        Build::EndSession.request(ctx, &snap),
+    )
+    .await
+    {
         Ok(resp) => tracing::debug!(status = %resp.status(), "session DELETE answered"),
         Err(e) => tracing::debug!(error = %e, "session DELETE failed"),
     }

@@ -83,32 +83,53 @@ impl HttpTransport {
     /// legacy `endpoint` switches the transport to HTTP+SSE. The outcome is
     /// cached per URL in `client`, and reported by [`mode`](Self::mode).
     pub fn connect(client: &HttpClient, url: &str) -> Result<Self, Error> {
-        let start = match client.cached_mode(url) {
-            Some(HttpMode::LegacySse) => Start::Legacy,
-            Some(_) => Start::Streamable,
-            None => Start::Auto,
-        };
-        Self::spawn(client, url, start)
+        Self::with_authorizer(client, url, None, client.authorizer(url)?)
     }
 
     /// Streamable HTTP (MCP 2025-03-26 and later) only.
     pub fn streamable(client: &HttpClient, url: &str) -> Result<Self, Error> {
-        Self::spawn(client, url, Start::Streamable)
+        Self::spawn(client, url, Start::Streamable, client.authorizer(url)?)
     }
 
     /// The legacy HTTP+SSE transport (MCP 2024-11-05): `url` is the SSE URL.
     pub fn legacy_sse(client: &HttpClient, url: &str) -> Result<Self, Error> {
-        Self::spawn(client, url, Start::Legacy)
+        Self::spawn(client, url, Start::Legacy, client.authorizer(url)?)
     }
 
     /// A receive-only SSE stream: every event's data is a frame; its
     /// [`FrameSender`] refuses every frame at once with
     /// [`SendError::NotSupported`](mcpwire_transport::SendError::NotSupported).
     pub fn receive_only_sse(client: &HttpClient, url: &str) -> Result<Self, Error> {
-        Self::spawn(client, url, Start::ReceiveOnly)
+        Self::spawn(client, url, Start::ReceiveOnly, client.authorizer(url)?)
     }
 
-    fn spawn(client: &HttpClient, url: &str, start: Start) -> Result<Self, Error> {
+    /// The general form: `mode` (`None`: decided by the server, as
+    /// [`connect`](Self::connect)), and `authorizer` for the credentials of
+    /// every request instead of the one `client` keeps for `url` (`None`:
+    /// no credentials; a 401 is [`Error::Authorization`]). Keep the
+    /// authorizer and give it to every transport made for the server, so
+    /// the authorization outlives a reconnection.
+    pub fn with_authorizer(
+        client: &HttpClient,
+        url: &str,
+        mode: Option<HttpMode>,
+        authorizer: Option<Arc<dyn mcpwire_auth::Authorizer>>,
+    ) -> Result<Self, Error> {
+        let start = match mode.or_else(|| client.cached_mode(url)) {
+            Some(HttpMode::LegacySse) => Start::Legacy,
+            Some(HttpMode::ReceiveOnlySse) if mode.is_some() => Start::ReceiveOnly,
+            Some(_) => Start::Streamable,
+            None => Start::Auto,
+        };
+        Self::spawn(client, url, start, authorizer)
+    }
+
+    fn spawn(
+        client: &HttpClient,
+        url: &str,
+        start: Start,
+        authorizer: Option<Arc<dyn mcpwire_auth::Authorizer>>,
+    ) -> Result<Self, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
         let uri = parse_url(url)?;
         let config = client.config();
@@ -116,7 +137,14 @@ impl HttpTransport {
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();
         let shared = Arc::new(Shared::new(url.to_owned(), start.mode()));
-        let driver = Driver::new(client.clone(), shared.clone(), uri, events, &runtime);
+        let driver = Driver::new(
+            client.clone(),
+            shared.clone(),
+            uri,
+            events,
+            authorizer,
+            &runtime,
+        );
         let direct = driver.direct();
         let (sender, rx) = FrameSender::channel(config.queue_capacity);
         let mut sender = sender

@@ -124,7 +124,9 @@ async fn a_401_or_403_is_an_authorization_error_with_every_challenge() {
                 .body("nope")
         })
         .await;
-        let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+        // No authorizer: the challenge is the error (with one, see auth.rs).
+        let plain = HttpClient::new(quick_config().auth(mcpwire_http::auth::Auth::None)).unwrap();
+        let mut t = HttpTransport::streamable(&plain, &server.url("/mcp")).unwrap();
         t.sender().send(frame(LIST)).await.unwrap();
         let inner = match next(&mut t).await {
             TransportEvent::Undelivered {

@@ -88,7 +88,7 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
         let build = Build::Stream {
             last_event_id: cursor.last_event_id.as_deref(),
         };
-        let resp = match send(ctx, build.request(ctx, &snap)).await {
+        let resp = match send(ctx, build, build.request(ctx, &snap)).await {
             Ok(resp) => resp,
             // Credentials do not come back by waiting.
             Err(e @ Error::Authorization(_)) => return Err(e.into()),
@@ -136,7 +136,7 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
         let build = Build::Stream {
             last_event_id: cursor.last_event_id.as_deref(),
         };
-        let sent = send(&ctx, build.request(&ctx, &ctx.shared.snapshot())).await;
+        let sent = send(&ctx, build, build.request(&ctx, &ctx.shared.snapshot())).await;
         if let Some(answered) = answered.take() {
             let _ = answered.send(());
         }

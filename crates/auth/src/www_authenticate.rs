@@ -15,8 +15,8 @@
 //! lenient and never panics: an element it cannot read is skipped up to the
 //! next comma, and the challenges around it are kept.
 //!
-//! This module depends on nothing but `std`, so it can move to a crate of
-//! its own.
+//! This module depends on nothing but `std`. It is the one parser of the
+//! workspace: the HTTP transport re-exports [`Challenge`].
 
 use std::fmt;
 
@@ -106,6 +106,22 @@ impl Challenge {
     pub fn error_description(&self) -> Option<&str> {
         self.param("error_description")
     }
+
+    /// The scopes of `scope`, split on spaces.
+    pub fn scopes(&self) -> impl Iterator<Item = &str> {
+        self.scope().unwrap_or("").split_ascii_whitespace()
+    }
+}
+
+/// The challenge authorization acts on: the first that names a
+/// `resource_metadata` URL, else the first `Bearer` or `DPoP` one, else the
+/// first.
+pub(crate) fn pick(challenges: &[Challenge]) -> Option<&Challenge> {
+    challenges
+        .iter()
+        .find(|c| c.resource_metadata().is_some())
+        .or_else(|| challenges.iter().find(|c| c.is("bearer") || c.is("dpop")))
+        .or_else(|| challenges.first())
 }
 
 impl fmt::Display for Challenge {

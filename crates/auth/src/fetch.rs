@@ -1,0 +1,110 @@
+//! [`HttpFetch`]: how this crate makes its own HTTP requests (metadata,
+//! registration, token requests), so it rides on the caller's HTTP client
+//! (its connection pool, TLS roots and proxy settings) instead of a second
+//! HTTP stack.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use futures_util::future::BoxFuture;
+use http::{Request, Response};
+
+use crate::error::{AuthError, FetchError};
+
+/// Sends one HTTP request and returns the whole answer.
+///
+/// The contract an implementation keeps:
+/// - **no redirects are followed**: a `3xx` is returned as it is (the flows
+///   here treat it as a failure, or read `Location` themselves), so a token
+///   or a secret is never replayed to a URL the server chose;
+/// - any status is `Ok`; `Err` means no answer was read;
+/// - the body is read whole but bounded (1 MiB is plenty for every document
+///   of these flows), and the wait is bounded.
+///
+/// `mcpwire_http::HttpClient` implements it; tests implement it in process.
+pub trait HttpFetch: Send + Sync {
+    /// Sends `request`.
+    fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>>;
+}
+
+impl<T: HttpFetch + ?Sized> HttpFetch for Arc<T> {
+    fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
+        (**self).fetch(request)
+    }
+}
+
+/// The fetcher the flows use: an [`HttpFetch`] with a time bound on every
+/// request.
+#[derive(Clone)]
+pub(crate) struct Fetcher {
+    inner: Arc<dyn HttpFetch>,
+    timeout: Duration,
+}
+
+impl std::fmt::Debug for Fetcher {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Fetcher")
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Fetcher {
+    pub(crate) fn new(inner: Arc<dyn HttpFetch>, timeout: Duration) -> Self {
+        Self { inner, timeout }
+    }
+
+    /// Sends `request` within the time bound. The error names the URL (never
+    /// its query, which may carry a code).
+    pub(crate) async fn send(&self, request: Request<Bytes>) -> Result<Response<Bytes>, AuthError> {
+        let url = without_query(request.uri());
+        self.send_raw(request)
+            .await
+            .map_err(|e| AuthError::fetch(url, e))
+    }
+
+    /// Like [`send`](Self::send), with the bare [`FetchError`].
+    pub(crate) async fn send_raw(
+        &self,
+        request: Request<Bytes>,
+    ) -> Result<Response<Bytes>, FetchError> {
+        match tokio::time::timeout(self.timeout, self.inner.fetch(request)).await {
+            Ok(r) => r,
+            Err(_) => Err(FetchError::timeout()),
+        }
+    }
+
+    /// A `GET` asking for JSON.
+    pub(crate) fn get(url: &str) -> Result<Request<Bytes>, AuthError> {
+        Request::get(url)
+            .header(http::header::ACCEPT, "application/json")
+            .body(Bytes::new())
+            .map_err(|e| AuthError::Config(format!("unusable URL {url:?}: {e}")))
+    }
+}
+
+/// `uri` without its query and fragment, for messages and logs.
+pub(crate) fn without_query(uri: &http::Uri) -> String {
+    let mut s = String::new();
+    if let Some(scheme) = uri.scheme_str() {
+        s.push_str(scheme);
+        s.push_str("://");
+    }
+    if let Some(a) = uri.authority() {
+        s.push_str(a.as_str());
+    }
+    s.push_str(uri.path());
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn urls_in_messages_drop_the_query() {
+        let uri: http::Uri = "https://as.example/cb?code=secret&state=x".parse().unwrap();
+        assert_eq!(without_query(&uri), "https://as.example/cb");
+    }
+}

@@ -1,0 +1,165 @@
+//! [`FileStore`]: a [`TokenStore`] in a directory, one JSON file per issuer
+//! and resource, written atomically and readable by the owner only.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use futures_util::future::BoxFuture;
+
+use crate::error::{AuthError, BoxError};
+use crate::store::{StoredAuth, TokenStore};
+
+/// Keeps authorizations in files under a directory, so a program does not
+/// ask the user to authorize again on every start.
+///
+/// - one file per issuer and resource, named from hashes of both (no URL
+///   ends up in a file name);
+/// - each write goes to a temporary file in the same directory, is flushed
+///   to disk, then renamed over the old one, so a crash leaves the old entry
+///   or the new one, never half of one;
+/// - files are created `0600` and the directory `0700` (on Unix);
+/// - expiries are absolute (seconds since the epoch);
+/// - a file that cannot be read or parsed is skipped with a warning, never
+///   deleted.
+///
+/// The files hold refresh tokens: put the directory somewhere only the user
+/// can read (e.g. under the user's config or state directory).
+#[derive(Debug, Clone)]
+pub struct FileStore {
+    dir: PathBuf,
+}
+
+impl FileStore {
+    /// A store in `dir`, created on the first save.
+    pub fn new(dir: impl Into<PathBuf>) -> Self {
+        Self { dir: dir.into() }
+    }
+
+    /// The directory.
+    pub fn dir(&self) -> &Path {
+        &self.dir
+    }
+}
+
+fn digest_hex(s: &str) -> String {
+    let d = ring::digest::digest(&ring::digest::SHA256, s.as_bytes());
+    d.as_ref()[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+fn prefix(resource: &str) -> String {
+    format!("{}-", digest_hex(resource))
+}
+
+fn file_name(issuer: &str, resource: &str) -> String {
+    format!("{}{}.json", prefix(resource), digest_hex(issuer))
+}
+
+fn store_error(e: impl Into<BoxError>) -> AuthError {
+    AuthError::Store(e.into())
+}
+
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, AuthError> + Send + 'static,
+) -> Result<T, AuthError> {
+    tokio::task::spawn_blocking(f).await.map_err(store_error)?
+}
+
+fn create_dir(dir: &Path) -> std::io::Result<()> {
+    let mut builder = std::fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(dir)
+}
+
+fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
+    create_dir(dir)?;
+    let mut nonce = [0u8; 8];
+    ring::rand::SecureRandom::fill(&ring::rand::SystemRandom::new(), &mut nonce)
+        .map_err(|_| std::io::Error::other("no randomness"))?;
+    let tmp = dir.join(format!(
+        ".{name}.{}.tmp",
+        nonce.iter().map(|b| format!("{b:02x}")).collect::<String>()
+    ));
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let result = (|| {
+        let mut file = options.open(&tmp)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&tmp, dir.join(name))
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}
+
+impl TokenStore for FileStore {
+    fn load<'a>(&'a self, resource: &'a str) -> BoxFuture<'a, Result<Vec<StoredAuth>, AuthError>> {
+        let dir = self.dir.clone();
+        let prefix = prefix(resource);
+        let resource = resource.to_owned();
+        Box::pin(blocking(move || {
+            let entries = match std::fs::read_dir(&dir) {
+                Ok(e) => e,
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+                Err(e) => return Err(store_error(e)),
+            };
+            let mut found = Vec::new();
+            for entry in entries {
+                let entry = entry.map_err(store_error)?;
+                let name = entry.file_name();
+                let Some(name) = name.to_str() else { continue };
+                if !name.starts_with(&prefix) || !name.ends_with(".json") {
+                    continue;
+                }
+                let parsed = std::fs::read(entry.path())
+                    .map_err(BoxError::from)
+                    .and_then(|b| serde_json::from_slice::<StoredAuth>(&b).map_err(BoxError::from));
+                match parsed {
+                    Ok(auth) if auth.resource == resource => found.push(auth),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(file = %entry.path().display(), error = %e, "token store entry skipped")
+                    }
+                }
+            }
+            Ok(found)
+        }))
+    }
+
+    fn save<'a>(&'a self, entry: &'a StoredAuth) -> BoxFuture<'a, Result<(), AuthError>> {
+        let dir = self.dir.clone();
+        let name = file_name(&entry.issuer, &entry.resource);
+        let bytes = serde_json::to_vec_pretty(entry);
+        Box::pin(async move {
+            let bytes = bytes.map_err(store_error)?;
+            blocking(move || write_atomically(&dir, &name, &bytes).map_err(store_error)).await
+        })
+    }
+
+    fn remove<'a>(
+        &'a self,
+        issuer: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<(), AuthError>> {
+        let path = self.dir.join(file_name(issuer, resource));
+        Box::pin(blocking(move || match std::fs::remove_file(&path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+            Err(e) => Err(store_error(e)),
+        }))
+    }
+}

@@ -1,0 +1,198 @@
+//! Authorization through the transport, over real loopback HTTP: the
+//! authorizer's headers on every request, a challenge handled and the
+//! request sent again, a refusal reported with the server's challenge and
+//! the authorizer's reason, and the client as the authorizer's HTTP stack
+//! (without the headers configured for the MCP server).
+
+mod support;
+
+use mcpwire_http::auth::{Auth, AuthError, FollowLocation, OAuthConfig};
+use mcpwire_http::{HttpClient, HttpTransport};
+use mcpwire_transport::{Transport, TransportError, TransportEvent, TransportExt};
+use serde_json::json;
+use support::*;
+
+fn base(seen: &Seen) -> String {
+    format!("http://{}", seen.header("host").unwrap_or_default())
+}
+
+/// One loopback server playing the MCP server and its authorization server.
+fn oauth_server(seen: Seen) -> Reply {
+    let base = base(&seen);
+    let path = seen.path.split('?').next().unwrap_or_default().to_owned();
+    match (seen.method.as_str(), path.as_str()) {
+        ("POST", "/mcp") => match seen.header("authorization") {
+            Some("Bearer tok-1") => match seen.rpc_method().as_deref() {
+                Some("initialize") => Reply::json(&init_result(0)),
+                _ => Reply::new(202),
+            },
+            _ => Reply::new(401).header(
+                "www-authenticate",
+                &format!(r#"Bearer resource_metadata="{base}/.well-known/oauth-protected-resource/mcp", scope="mcp""#),
+            ),
+        },
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => Reply::json(
+            &json!({"resource": format!("{base}/mcp"), "authorization_servers": [base]}).to_string(),
+        ),
+        ("GET", "/.well-known/oauth-authorization-server") => Reply::json(
+            &json!({
+                "issuer": base,
+                "authorization_endpoint": format!("{base}/authorize"),
+                "token_endpoint": format!("{base}/token"),
+                "registration_endpoint": format!("{base}/register"),
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["none"],
+                "authorization_response_iss_parameter_supported": true,
+            })
+            .to_string(),
+        ),
+        ("POST", "/register") => Reply::new(201)
+            .header("content-type", "application/json")
+            .body(&json!({"client_id": "c-1", "token_endpoint_auth_method": "none"}).to_string()),
+        ("GET", "/authorize") => {
+            let q: std::collections::HashMap<String, String> =
+                url::form_urlencoded::parse(seen.path.split_once('?').unwrap().1.as_bytes()).into_owned().collect();
+            let mut back = url::Url::parse(&q["redirect_uri"]).unwrap();
+            back.query_pairs_mut()
+                .append_pair("code", "code-1")
+                .append_pair("state", &q["state"])
+                .append_pair("iss", &base);
+            Reply::new(302).header("location", back.as_str())
+        }
+        ("POST", "/token") => Reply::json(
+            &json!({"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}).to_string(),
+        ),
+        _ => Reply::new(404),
+    }
+}
+
+#[tokio::test]
+async fn an_oauth_server_is_reached_with_the_client_as_the_authorizers_http_stack() {
+    let server = Server::start(|seen| async move { oauth_server(seen) }).await;
+    // The redirect step fetches the authorization URL itself (the fake
+    // approves at once), through a client of its own.
+    let plain = HttpClient::new(quick_config().auth(Auth::None)).unwrap();
+    let step = FollowLocation::new(plain.fetcher(), "http://127.0.0.1:9/callback");
+    let config = quick_config()
+        .header(
+            http::HeaderName::from_static("x-api-key"),
+            http::HeaderValue::from_static("for-the-mcp-server-only"),
+        )
+        .auth(Auth::oauth(OAuthConfig::new().redirect(step)));
+    let client = HttpClient::new(config).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    let answer = next_frame(&mut t).await;
+    assert_eq!(answer["id"], 0);
+
+    let seen = server.seen();
+    let route: Vec<String> = seen
+        .iter()
+        .map(|s| format!("{} {}", s.method, s.path.split('?').next().unwrap()))
+        .collect();
+    assert_eq!(
+        route,
+        [
+            "POST /mcp",
+            "GET /.well-known/oauth-protected-resource/mcp",
+            "GET /.well-known/oauth-authorization-server",
+            "POST /register",
+            "GET /authorize",
+            "POST /token",
+            "POST /mcp",
+        ]
+    );
+    for s in &seen {
+        let to_mcp = s.path == "/mcp";
+        // Headers configured for the MCP server go only there.
+        assert_eq!(
+            s.header("x-api-key").is_some(),
+            to_mcp,
+            "{} {}",
+            s.method,
+            s.path
+        );
+        if !to_mcp {
+            assert!(
+                s.header("authorization").is_none(),
+                "a token went to {}",
+                s.path
+            );
+        }
+    }
+    assert_eq!(
+        seen.last().unwrap().header("authorization"),
+        Some("Bearer tok-1")
+    );
+    // The same client keeps the authorization for the URL: a new transport
+    // (a reconnection) sends the token at once.
+    let before = server.seen().len();
+    let mut again = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    again.sender().send(frame(INIT)).await.unwrap();
+    assert_eq!(next_frame(&mut again).await["id"], 0);
+    assert_eq!(server.seen().len(), before + 1);
+    t.close().await;
+    again.close().await;
+}
+
+#[tokio::test]
+async fn a_bearer_token_goes_with_every_request_and_a_refusal_says_why() {
+    let server = Server::start(|seen| async move {
+        match (seen.header("authorization"), seen.rpc_method().as_deref()) {
+            (Some("Bearer good"), Some("initialize")) => {
+                Reply::json(&init_result(0)).header("mcp-session-id", "s-1")
+            }
+            (Some("Bearer good"), _) => Reply::new(202),
+            _ => Reply::new(401).header("www-authenticate", r#"Bearer error="invalid_token""#),
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().auth(Auth::bearer("good").unwrap())).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    t.sender().send(frame(INITIALIZED)).await.unwrap();
+    t.close().await;
+    let seen = server.seen();
+    assert!(seen.iter().any(|s| s.method == "DELETE"));
+    assert!(
+        seen.iter()
+            .all(|s| s.header("authorization") == Some("Bearer good")),
+        "{seen:?}"
+    );
+
+    // A token the server refuses: the request fails with the challenge and
+    // the authorizer's reason, asked once.
+    let server = Server::start(|_| async move {
+        Reply::new(401).header(
+            "www-authenticate",
+            r#"Bearer error="invalid_token", scope="files:read""#,
+        )
+    })
+    .await;
+    let client = HttpClient::new(quick_config().auth(Auth::bearer("bad").unwrap())).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(LIST)).await.unwrap();
+    let inner = match next(&mut t).await {
+        TransportEvent::Undelivered {
+            error: TransportError::Unauthorized(inner),
+            ..
+        } => inner,
+        other => panic!("expected an undelivered request, got {other:?}"),
+    };
+    let e = inner.downcast_ref::<mcpwire_http::Error>().unwrap();
+    assert_eq!(e.authorization().unwrap().status, 401);
+    let source = std::error::Error::source(e)
+        .unwrap()
+        .downcast_ref::<AuthError>()
+        .unwrap();
+    assert!(
+        matches!(source, AuthError::Unauthorized { status: 401, .. }),
+        "{source:?}"
+    );
+    assert!(
+        e.to_string().contains("requires authorization") && e.to_string().contains("files:read"),
+        "{e}"
+    );
+    assert_eq!(server.seen().len(), 1);
+}
