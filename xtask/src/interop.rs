@@ -534,7 +534,10 @@ fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
          is bound to loopback by a `node --require` preload \
          (`crates/transport-http/tests/servers/loopback.js`). The Python SDK server is \
          `crates/conformance-client/interop/mcpserver.py`. The transport column is the \
-         server's; the line starts with the transport the client settled on. `cargo xtask interop \
+         server's; the line starts with the transport the client settled on, and the \
+         parenthesis gives the protocol version and era the client chose by probing \
+         (`docs/eras.md`): the Python SDK 2.x, fastmcp 4 and mcp-server-time answer \
+         `server/discover` (2026-07-28), the npm servers do not (`initialize`). `cargo xtask interop \
          --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
          `target/interop/logs/`.\n\n{table}"
     );
