@@ -382,3 +382,52 @@ async fn a_tampered_skill_is_refused_and_nothing_more_of_it_is_read() {
     // Nothing was read after the refused SKILL.md but the second load's files.
     server.expect_closed().await;
 }
+
+#[tokio::test]
+async fn a_lost_answer_is_sent_again_with_a_new_id_only_when_safe() {
+    use mcpwire_codec::jsonrpc::Message;
+    use mcpwire_transport::TransportError;
+    let lost = || TransportError::Lost(std::sync::Arc::new(std::io::Error::other("stream broke")));
+    let (client, mut server) = common::connected(ClientConfig::new()).await;
+
+    // A list is safe: it goes again, with a new id.
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    let frame = server.recv_frame().await.unwrap();
+    let Ok(Message::Request(first)) = Message::parse(frame.clone()) else {
+        panic!("a request")
+    };
+    server.undeliver(frame, lost()).await;
+    let again = server.expect_request("tools/list").await;
+    assert_ne!(again.id, first.id);
+    server
+        .respond(
+            &again.id,
+            json!({"tools": [
+                {"name": "write", "inputSchema": {"type": "object"}}
+            ]}),
+        )
+        .await;
+    within(list).await.unwrap().unwrap();
+
+    // A call of a tool not annotated safe does not: its outcome is unknown.
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("write", &json!({})).await }
+    });
+    let listing = server.expect_request("tools/list").await;
+    server
+        .respond(
+            &listing.id,
+            json!({"tools": [{"name": "write", "inputSchema": {"type": "object"}}]}),
+        )
+        .await;
+    let frame = server.recv_frame().await.unwrap();
+    server.undeliver(frame, lost()).await;
+    let err = within(call).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::OutcomeUnknown);
+    client.close().await;
+    server.expect_closed().await;
+}
