@@ -33,6 +33,7 @@ pub struct ClientConfig {
     pub(crate) era_cache_file: Option<PathBuf>,
     pub(crate) max_input_rounds: u32,
     pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) tasks: bool,
 }
 
 /// What happens to the fields an accepted elicitation form left out that
@@ -96,7 +97,16 @@ impl ClientConfig {
             era_cache_file: None,
             max_input_rounds: 8,
             log_level: None,
+            tasks: false,
         }
+    }
+
+    /// Declare the tasks extension (`io.modelcontextprotocol/tasks` under
+    /// `capabilities.extensions`), so a server may answer with tasks (see
+    /// [`crate::tasks`]). Default: off.
+    pub fn tasks(mut self, yes: bool) -> Self {
+        self.tasks = yes;
+        self
     }
 
     /// Which era (and version) to speak. Default: [`EraChoice::Auto`]: probe
@@ -266,6 +276,12 @@ impl ClientConfig {
                 e.insert("url".into(), serde_json::json!({}));
             }
             caps.elicitation = Some(e);
+        }
+        if self.tasks {
+            caps.extra.insert(
+                "extensions".into(),
+                serde_json::json!({ crate::tasks::TASKS_EXTENSION: {} }),
+            );
         }
         caps
     }

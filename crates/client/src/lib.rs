@@ -87,6 +87,7 @@ pub mod skills;
 mod stamp;
 mod state;
 mod supervisor;
+pub mod tasks;
 pub mod types;
 mod version;
 

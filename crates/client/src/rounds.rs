@@ -129,7 +129,7 @@ impl Rounds<'_> {
     }
 
     /// Answers every input request with its handler.
-    async fn fulfil(
+    pub(crate) async fn fulfil(
         &self,
         requests: Option<Map<String, Value>>,
     ) -> Result<Option<Map<String, Value>>, Error> {

@@ -431,3 +431,72 @@ async fn a_lost_answer_is_sent_again_with_a_new_id_only_when_safe() {
     client.close().await;
     server.expect_closed().await;
 }
+
+#[tokio::test]
+async fn a_task_is_polled_its_input_answered_and_its_result_returned() {
+    use mcpwire_client::tasks::{TaskStatus, ToolCallOutcome};
+    let config = accept(ClientConfig::new()).tasks(true);
+    let (client, mut server) = modern(config, json!({"tools": {}})).await;
+    let run = tokio::spawn({
+        let client = client.clone();
+        async move {
+            let ToolCallOutcome::Task(task) = client.call_tool_or_task("slow", &json!({})).await?
+            else {
+                panic!("a task")
+            };
+            let seen = std::sync::Mutex::new(Vec::new());
+            let result = client
+                .wait_for_task(task, Duration::from_secs(20), |t| {
+                    seen.lock().unwrap().push(t.status.clone())
+                })
+                .await?;
+            Ok::<_, mcpwire_client::Error>((result, seen.into_inner().unwrap()))
+        }
+    });
+    let call = server.expect_request("tools/call").await;
+    assert_eq!(
+        params(&call)["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"],
+        json!({"io.modelcontextprotocol/tasks": {}})
+    );
+    server
+        .respond(
+            &call.id,
+            json!({"resultType": "task", "taskId": "t1", "status": "working", "pollIntervalMs": 50}),
+        )
+        .await;
+    let get = server.expect_request("tasks/get").await;
+    assert_eq!(params(&get)["taskId"], "t1");
+    server
+        .respond(
+            &get.id,
+            json!({"resultType": "complete", "taskId": "t1", "status": "input_required",
+                "pollIntervalMs": 50,
+                "inputRequests": {"ok": {"method": "elicitation/create", "params": {
+                    "message": "Go?", "requestedSchema": {"type": "object", "properties": {}}}}}}),
+        )
+        .await;
+    let update = server.expect_request("tasks/update").await;
+    assert_eq!(params(&update)["inputResponses"]["ok"]["action"], "accept");
+    server
+        .respond(&update.id, json!({"resultType": "complete"}))
+        .await;
+    let get = server.expect_request("tasks/get").await;
+    server
+        .respond(
+            &get.id,
+            json!({"resultType": "complete", "taskId": "t1", "status": "completed",
+                "result": {"content": [{"type": "text", "text": "done"}]}}),
+        )
+        .await;
+    let (result, seen) = within(run).await.unwrap().unwrap();
+    assert_eq!(result["content"][0]["text"], "done");
+    assert_eq!(
+        seen,
+        [
+            TaskStatus::Working,
+            TaskStatus::InputRequired,
+            TaskStatus::Completed
+        ]
+    );
+    client.close().await;
+}
