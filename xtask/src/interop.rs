@@ -657,7 +657,11 @@ fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
          The `fleet` case loads a Claude Desktop \
          style file naming server-everything (stdio and Streamable HTTP), server-filesystem and \
          the Python SDK server into the manager, starts them at once and calls a tool of each \
-         by its public name. The transport column is the server's; the line starts with the transport the client settled on. `cargo xtask interop \
+         by its public name. The transport column is the \
+         server's; the line starts with the transport the client settled on, and the \
+         parenthesis gives the protocol version and era the client chose by probing \
+         (`docs/eras.md`): the Python SDK 2.x, fastmcp 4 and mcp-server-time answer \
+         `server/discover` (2026-07-28), the npm servers do not (`initialize`). `cargo xtask interop \
          --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
          `target/interop/logs/`.\n\n{table}"
     );

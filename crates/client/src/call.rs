@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::client::Client;
 use crate::error::Error;
-use crate::options::{Deadline, Replay, RequestOptions};
+use crate::options::{CacheMode, Deadline, Replay, RequestOptions, TraceContext};
 use crate::types::Progress;
 
 /// What awaiting a [`Call`] gives: a boxed, sendable future borrowing the
@@ -105,6 +105,18 @@ impl<'c, Op> Call<'c, Op> {
     /// Cancels the request when `token` is cancelled.
     pub fn cancel_token(mut self, token: CancellationToken) -> Self {
         self.opts = self.opts.cancel_token(token);
+        self
+    }
+
+    /// Carries a W3C trace context in the request's `_meta`.
+    pub fn trace_context(mut self, trace: TraceContext) -> Self {
+        self.opts = self.opts.trace_context(trace);
+        self
+    }
+
+    /// How the request uses the client's cache: see [`CacheMode`].
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.opts = self.opts.cache(mode);
         self
     }
 }

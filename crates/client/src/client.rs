@@ -14,6 +14,7 @@ use crate::shared::Shared;
 use crate::state::ConnectionState;
 use crate::supervisor::supervise;
 use crate::types::{Implementation, InitializeResult, ServerCapabilities};
+use crate::version::Era;
 
 /// A connection to one MCP server. Cheap to clone; every clone drives the
 /// same connection. The connection closes when [`close`](Self::close) is
@@ -33,6 +34,7 @@ impl std::fmt::Debug for Client {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Client")
             .field("state", &*self.shared.state.borrow())
+            .field("era", &self.shared.era())
             .finish_non_exhaustive()
     }
 }
@@ -134,9 +136,17 @@ impl Client {
             .and_then(|r| r.instructions.clone())
     }
 
-    /// The negotiated protocol version.
+    /// The negotiated protocol version (in the stateless era, the one
+    /// every request declares).
     pub fn protocol_version(&self) -> Option<String> {
         self.initialize_result().map(|r| r.protocol_version.clone())
+    }
+
+    /// The era the current session speaks: [`Era::Legacy`] (`initialize`)
+    /// or [`Era::Modern`] (stateless, 2026-07-28), as configured or as the
+    /// probe found (see [`ClientConfig::era`]).
+    pub fn era(&self) -> Option<Era> {
+        self.shared.era()
     }
 
     /// Requests in flight on the current connection.

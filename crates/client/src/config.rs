@@ -1,10 +1,12 @@
 //! Client configuration: identity, timeouts, limits, handlers, reconnection.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
-use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability};
+use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
+use crate::version::EraChoice;
 
 /// How the client behaves. Private fields, chainable setters; every default is
 /// documented on its setter.
@@ -26,6 +28,12 @@ pub struct ClientConfig {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) elicitation_url: bool,
     pub(crate) elicitation_defaults: ElicitationDefaults,
+    pub(crate) era: EraChoice,
+    pub(crate) probe_timeout: Duration,
+    pub(crate) era_cache_file: Option<PathBuf>,
+    pub(crate) max_input_rounds: u32,
+    pub(crate) log_level: Option<LoggingLevel>,
+    pub(crate) tasks: bool,
 }
 
 /// What happens to the fields an accepted elicitation form left out that
@@ -59,6 +67,8 @@ impl std::fmt::Debug for ClientConfig {
             .field("sampling", &self.sampling.is_some())
             .field("roots", &self.roots.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("era", &self.era)
+            .field("probe_timeout", &self.probe_timeout)
             .finish_non_exhaustive()
     }
 }
@@ -82,7 +92,65 @@ impl ClientConfig {
             elicitation: None,
             elicitation_url: false,
             elicitation_defaults: ElicitationDefaults::Fill,
+            era: EraChoice::Auto,
+            probe_timeout: Duration::from_secs(3),
+            era_cache_file: None,
+            max_input_rounds: 8,
+            log_level: None,
+            tasks: false,
         }
+    }
+
+    /// Declare the tasks extension (`io.modelcontextprotocol/tasks` under
+    /// `capabilities.extensions`), so a server may answer with tasks (see
+    /// [`crate::tasks`]). Default: off.
+    pub fn tasks(mut self, yes: bool) -> Self {
+        self.tasks = yes;
+        self
+    }
+
+    /// Which era (and version) to speak. Default: [`EraChoice::Auto`]: probe
+    /// with `server/discover`, fall back to `initialize`. See
+    /// `docs/eras.md`.
+    pub fn era(mut self, era: EraChoice) -> Self {
+        self.era = era;
+        self
+    }
+
+    /// How long the `server/discover` probe of [`EraChoice::Auto`] waits for
+    /// an answer before taking the server for one of the `initialize` era.
+    /// Default: 3 s. It is paid once per server per process (the outcome is
+    /// cached), and only by servers that stay silent.
+    pub fn probe_timeout(mut self, timeout: Duration) -> Self {
+        self.probe_timeout = timeout;
+        self
+    }
+
+    /// Also keep the probe's outcomes in this file (a JSON object, server to
+    /// era), so the next process skips the probe too. Default: memory only.
+    /// The file names servers by command line or URL: keep it private if
+    /// those carry secrets.
+    pub fn era_cache_file(mut self, path: impl Into<PathBuf>) -> Self {
+        self.era_cache_file = Some(path.into());
+        self
+    }
+
+    /// How many times a request of the stateless era is sent again with the
+    /// input the server asked for (multi round-trip requests) before the
+    /// call fails with [`ErrorKind::InputRequired`](crate::ErrorKind).
+    /// Default: 8. Bounds how long a server can keep a caller asking.
+    pub fn max_input_rounds(mut self, n: u32) -> Self {
+        self.max_input_rounds = n;
+        self
+    }
+
+    /// The log level every request of the stateless era asks for
+    /// (`io.modelcontextprotocol/logLevel`; that era has no
+    /// `logging/setLevel`). Default: none, so the server sends no log
+    /// messages.
+    pub fn log_level(mut self, level: LoggingLevel) -> Self {
+        self.log_level = Some(level);
+        self
     }
 
     /// Who the client says it is in `initialize`. Default: `mcpwire` and this
@@ -208,6 +276,12 @@ impl ClientConfig {
                 e.insert("url".into(), serde_json::json!({}));
             }
             caps.elicitation = Some(e);
+        }
+        if self.tasks {
+            caps.extra.insert(
+                "extensions".into(),
+                serde_json::json!({ crate::tasks::TASKS_EXTENSION: {} }),
+            );
         }
         caps
     }

@@ -8,6 +8,7 @@ use std::future::Future;
 use std::num::NonZeroU32;
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::Ordering;
 
 use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::{CloseReason, Transport};
@@ -17,14 +18,16 @@ use crate::config::Keepalive;
 use crate::conn::Conn;
 use crate::driver::{self, DriverExit};
 use crate::engine::Engine;
+use crate::era_cache;
 use crate::error::Error;
 use crate::handler::BoxFuture;
+use crate::lifecycle::{Session, Target};
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
 use crate::signal::CloseRequest;
 use crate::state::ConnectionState;
-use crate::types::InitializeResult;
+use crate::version::Era;
 
 /// Makes a new transport for each (re)connection attempt. An error here
 /// should say why the transport could not be opened:
@@ -40,25 +43,67 @@ pub(crate) enum Ended {
     Failed { error: Error, ready: bool },
 }
 
-/// Runs one connection from open to close.
+/// Runs one connection from open to close. A server that exits at the era
+/// probe (a stdio server of the `initialize` era that does not take unknown
+/// methods well) is spawned once more and initialized directly.
 pub(crate) async fn run(
     shared: &Arc<Shared>,
     factory: &mut TransportFactory,
     closing: &mut watch::Receiver<bool>,
 ) -> Ended {
+    let mut skip_probe = false;
+    loop {
+        match attempt(shared, factory, closing, skip_probe).await {
+            Attempt::Ended(ended) => return ended,
+            Attempt::ProbeKilled(key, error) => {
+                if skip_probe {
+                    return Ended::Failed {
+                        error,
+                        ready: false,
+                    };
+                }
+                tracing::info!(error = %error, "the server closed at the server/discover probe: starting it again for initialize");
+                if let Some(key) = key {
+                    era_cache::remember(&key, Era::Legacy, shared.config.era_cache_file.as_deref());
+                }
+                skip_probe = true;
+            }
+        }
+    }
+}
+
+/// How one attempt at a connection ended.
+enum Attempt {
+    Ended(Ended),
+    /// The transport closed while the era probe waited: the server's key
+    /// and the close.
+    ProbeKilled(Option<String>, Error),
+}
+
+async fn attempt(
+    shared: &Arc<Shared>,
+    factory: &mut TransportFactory,
+    closing: &mut watch::Receiver<bool>,
+    skip_probe: bool,
+) -> Attempt {
     let transport = tokio::select! {
         t = factory() => t,
-        () = until_true(closing) => return Ended::Local,
+        () = until_true(closing) => return Attempt::Ended(Ended::Local),
     };
     let transport = match transport {
         Ok(t) => t,
         Err(error) => {
-            return Ended::Failed {
+            return Attempt::Ended(Ended::Failed {
                 error,
                 ready: false,
-            };
+            });
         }
     };
+    let target = Arc::new(Target {
+        key: era_cache::key(&transport.info()),
+        skip_probe,
+        ..Target::default()
+    });
     let engine = Engine::new(
         transport.sender(),
         shared.next_id.clone(),
@@ -75,9 +120,12 @@ pub(crate) async fn run(
     );
     tokio::pin!(driver);
     shared.state.send_replace(ConnectionState::Initializing);
-    match handshake(shared, &conn, driver.as_mut(), closing).await {
-        Ok(init) => serve(shared, conn, init, driver, closing).await,
-        Err(ended) => ended,
+    match handshake(shared, &conn, driver.as_mut(), closing, &target).await {
+        Ok(session) => Attempt::Ended(serve(shared, conn, session, driver, closing, target).await),
+        Err(Ended::Failed { error, .. }) if target.probing.load(Ordering::Acquire) => {
+            Attempt::ProbeKilled(target.key.clone(), error)
+        }
+        Err(ended) => Attempt::Ended(ended),
     }
 }
 
@@ -87,9 +135,10 @@ async fn handshake<D: Future<Output = DriverExit>>(
     conn: &Conn,
     mut driver: Pin<&mut D>,
     closing: &mut watch::Receiver<bool>,
-) -> Result<InitializeResult, Ended> {
+    target: &Target,
+) -> Result<Session, Ended> {
     let outcome = tokio::select! {
-        r = shared.lifecycle.handshake(&conn.engine) => r,
+        r = shared.lifecycle.handshake(&conn.engine, target) => r,
         exit = driver.as_mut() => {
             let error = closed_error(conn, exit);
             finish(conn, &error);
@@ -122,12 +171,18 @@ async fn handshake<D: Future<Output = DriverExit>>(
 async fn serve<D: Future<Output = DriverExit>>(
     shared: &Arc<Shared>,
     conn: Arc<Conn>,
-    init: InitializeResult,
+    session: Session,
     mut driver: Pin<&mut D>,
     closing: &mut watch::Receiver<bool>,
+    target: Arc<Target>,
 ) -> Ended {
-    tracing::debug!(version = %init.protocol_version, server = %init.server_info.name, "session ready");
-    shared.set_session(init);
+    tracing::info!(
+        era = %session.era,
+        version = %session.result.protocol_version,
+        server = %session.result.server_info.name,
+        "session ready"
+    );
+    shared.set_session(session);
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);
 
@@ -150,7 +205,7 @@ async fn serve<D: Future<Output = DriverExit>>(
                 conn.engine.signal.request_close(CloseRequest::User);
             }
             () = conn.reinit.notified() => {
-                tokio::spawn(reinitialize(shared.clone(), conn.clone()));
+                tokio::spawn(reinitialize(shared.clone(), conn.clone(), target.clone()));
             }
         }
     };
@@ -215,12 +270,12 @@ async fn keepalive(conn: Arc<Conn>, k: Keepalive) {
 
 /// The session expired under some requests: initialize again, then send
 /// again what is safe and fail the rest with `OutcomeUnknown`.
-async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>) {
+async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>) {
     let engine = &conn.engine;
-    let result = shared.lifecycle.handshake(engine).await;
+    let result = shared.lifecycle.handshake(engine, &target).await;
     let frames = conn.take_expired();
-    if let Ok(init) = &result {
-        shared.set_session(init.clone());
+    if let Ok(session) = &result {
+        shared.set_session(session.clone());
     }
     for (frame, cause) in frames {
         let Ok(Message::Request(req)) = Message::parse(frame.clone()) else {

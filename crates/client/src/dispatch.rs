@@ -154,6 +154,25 @@ impl Dispatcher {
         let _ = gate_tx.send(());
     }
 
+    /// Answers one input request of a multi round-trip request (the
+    /// stateless era's way of asking for sampling, roots or elicitation) on
+    /// the caller's task, with the same handlers as a server request.
+    /// `None` if no handler is configured for `method`.
+    pub(crate) async fn fulfil(
+        &self,
+        key: &str,
+        method: &str,
+        params: Option<Payload>,
+    ) -> Option<Result<Bytes, ErrorObject>> {
+        let handler = self.resolve(method)?;
+        let req = Request {
+            id: Id::from(key),
+            method: method.to_owned(),
+            params,
+        };
+        Some(self.run(handler, &req).await)
+    }
+
     async fn run(&self, handler: Handler, req: &Request) -> Result<Bytes, ErrorObject> {
         let cx = RequestContext {
             id: req.id.clone(),

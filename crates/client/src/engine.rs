@@ -19,17 +19,19 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use mcpwire_codec::jsonrpc::{Id, Payload, encode_notification, encode_request_vec};
-use mcpwire_transport::{FrameSender, SendError};
+use mcpwire_transport::{FrameMeta, FrameSender, SendError};
 use serde::Serialize;
-use serde_json::Value;
+use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 
 use crate::error::Error;
-use crate::options::{Replay, RequestOptions};
+use crate::lock::RwLock;
+use crate::options::{Replay, RequestOptions, TraceContext};
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
 use crate::signal::{DriverSignal, SIGNAL_REARM};
+use crate::stamp::{Route, Stamp};
 use crate::types::Progress;
 
 /// Counters for one connection.
@@ -45,6 +47,8 @@ pub(crate) struct Engine {
     next_id: Arc<AtomicI64>,
     default_timeout: Duration,
     pending: PendingTable,
+    /// What the era adds to every request (set by the lifecycle).
+    stamp: RwLock<Arc<Stamp>>,
     /// The driver's mailbox (close, re-arm).
     pub(crate) signal: DriverSignal,
     pub(crate) stats: EngineStats,
@@ -61,6 +65,7 @@ impl Engine {
             next_id,
             default_timeout,
             pending: PendingTable::new(),
+            stamp: RwLock::new(Stamp::none()),
             signal: DriverSignal::default(),
             stats: EngineStats::default(),
         }
@@ -68,6 +73,15 @@ impl Engine {
 
     pub(crate) fn sender(&self) -> &FrameSender {
         &self.sender
+    }
+
+    /// What every request gets from now on.
+    pub(crate) fn set_stamp(&self, stamp: Arc<Stamp>) {
+        *self.stamp.write() = stamp;
+    }
+
+    pub(crate) fn stamp(&self) -> Arc<Stamp> {
+        self.stamp.read().clone()
     }
 
     /// Sends a request and waits for its outcome, as a raw payload.
@@ -86,7 +100,7 @@ impl Engine {
         replay: Replay,
         cancel: Cancel,
     ) -> Result<Payload, Error> {
-        let request = self.encode_request(&method, params, opts)?;
+        let request = self.encode_request(&method, params, opts, None)?;
         self.call_encoded(request, method, opts, replay, cancel)
             .await
     }
@@ -95,15 +109,31 @@ impl Engine {
     /// may then drop its parameters before [`call_encoded`](Self::call_encoded)
     /// waits for the answer: for a large argument that halves the memory
     /// held while the answer arrives.
+    ///
+    /// The connection's [`Stamp`] is applied here, the one place every
+    /// request passes: its `_meta` members join the params, and its header
+    /// fields (with `route`'s name and parameters) go beside the frame.
     pub(crate) fn encode_request<P: Serialize + ?Sized>(
         &self,
         method: &str,
         params: Option<&P>,
         opts: &RequestOptions,
+        route: Option<&Route>,
     ) -> Result<EncodedRequest, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let frame = encode(id, method, params, opts.wants_progress())?;
-        Ok(EncodedRequest { id, frame })
+        let stamp = self.stamp();
+        let extra = Extra {
+            progress: opts.wants_progress(),
+            stamp: stamp.meta(),
+            trace: opts.trace.as_ref(),
+        };
+        let frame = encode(id, method, params, &extra)?;
+        let meta = if self.sender.wants_meta() {
+            stamp.frame_meta(method, route)
+        } else {
+            None
+        };
+        Ok(EncodedRequest { id, frame, meta })
     }
 
     /// Sends a request made by [`encode_request`](Self::encode_request) with
@@ -117,7 +147,7 @@ impl Engine {
         replay: Replay,
         cancel: Cancel,
     ) -> Result<Payload, Error> {
-        let EncodedRequest { id, frame } = request;
+        let EncodedRequest { id, frame, meta } = request;
         let (tx, mut rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if opts.wants_progress() {
             let (t, r) = watch::channel(None);
@@ -142,9 +172,13 @@ impl Engine {
             sent: false,
             cancel,
         };
-        match self.sender.try_send(frame) {
+        match self.sender.try_send_with(frame, meta.clone()) {
             Ok(()) => {}
-            Err(SendError::Busy(frame)) => self.sender.send(frame).await.map_err(Error::send)?,
+            Err(SendError::Busy(frame)) => self
+                .sender
+                .send_with(frame, meta)
+                .await
+                .map_err(Error::send)?,
             Err(e) => return Err(Error::send(e)),
         }
         guard.sent = true;
@@ -341,42 +375,79 @@ impl Drop for PendingGuard<'_> {
     }
 }
 
-/// A request encoded with its id, not yet sent.
+/// A request encoded with its id, not yet sent, and the header fields that
+/// go beside it.
 pub(crate) struct EncodedRequest {
     id: i64,
     frame: Bytes,
+    meta: Option<Arc<FrameMeta>>,
+}
+
+impl EncodedRequest {
+    /// The frame as it will be sent.
+    pub(crate) fn frame(&self) -> &Bytes {
+        &self.frame
+    }
+}
+
+/// What `encode` adds to `params._meta`.
+struct Extra<'a> {
+    /// A progress token (the request id).
+    progress: bool,
+    /// The era's members (the caller's own members of the same name win).
+    stamp: &'a Map<String, Value>,
+    trace: Option<&'a TraceContext>,
+}
+
+impl Extra<'_> {
+    fn is_empty(&self) -> bool {
+        !self.progress && self.stamp.is_empty() && self.trace.is_none()
+    }
 }
 
 fn encode<P: Serialize + ?Sized>(
     id: i64,
     method: &str,
     params: Option<&P>,
-    progress: bool,
+    extra: &Extra<'_>,
 ) -> Result<Bytes, Error> {
     // Room for a small call without growing; a large one grows the way the
     // codec grows frame buffers (see `mcpwire_codec::grow_frame_vec`).
     let mut buf = Vec::with_capacity(256);
     let bad = |e| Error::decode("request params", e);
-    if progress {
-        // The token is the request id, so progress routes through the
-        // pending map with no second table.
-        let mut value = match params {
-            Some(p) => serde_json::to_value(p).map_err(bad)?,
-            None => Value::Object(Default::default()),
-        };
-        let Some(obj) = value.as_object_mut() else {
-            return Err(Error::protocol("progress needs object params"));
-        };
-        let meta = obj
-            .entry("_meta")
-            .or_insert_with(|| Value::Object(Default::default()));
-        if let Some(meta) = meta.as_object_mut() {
+    if extra.is_empty() {
+        // The common path of the `initialize` era: params serialized
+        // straight into the frame, no value tree.
+        encode_request_vec(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
+        return Ok(Bytes::from(buf));
+    }
+    let mut value = match params {
+        Some(p) => serde_json::to_value(p).map_err(bad)?,
+        None => Value::Object(Default::default()),
+    };
+    let Some(obj) = value.as_object_mut() else {
+        return Err(Error::protocol("request _meta needs object params"));
+    };
+    let meta = obj
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(Default::default()));
+    if let Some(meta) = meta.as_object_mut() {
+        for (k, v) in extra.stamp {
+            meta.entry(k.clone()).or_insert_with(|| v.clone());
+        }
+        if let Some(trace) = extra.trace {
+            meta.insert("traceparent".into(), Value::from(trace.traceparent.clone()));
+            if let Some(state) = &trace.tracestate {
+                meta.insert("tracestate".into(), Value::from(state.clone()));
+            }
+        }
+        if extra.progress {
+            // The token is the request id, so progress routes through the
+            // pending map with no second table.
             meta.insert("progressToken".into(), Value::from(id));
         }
-        encode_request_vec(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
-    } else {
-        encode_request_vec(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
     }
+    encode_request_vec(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
     Ok(Bytes::from(buf))
 }
 
@@ -386,11 +457,60 @@ mod encode_tests {
 
     use super::*;
 
+    fn extra<'a>(
+        progress: bool,
+        stamp: &'a Map<String, Value>,
+        trace: Option<&'a TraceContext>,
+    ) -> Extra<'a> {
+        Extra {
+            progress,
+            stamp,
+            trace,
+        }
+    }
+
     #[test]
     fn progress_adds_the_token_to_the_params() {
-        let frame = encode(7, "tools/call", Some(&json!({"name": "a"})), true).unwrap();
+        let none = Map::new();
+        let frame = encode(
+            7,
+            "tools/call",
+            Some(&json!({"name": "a"})),
+            &extra(true, &none, None),
+        )
+        .unwrap();
         let v: Value = serde_json::from_slice(&frame).unwrap();
         assert_eq!(v["params"]["_meta"]["progressToken"], json!(7));
         assert_eq!(v["params"]["name"], json!("a"));
+    }
+
+    #[test]
+    fn the_stamp_and_trace_join_the_callers_meta_without_replacing_it() {
+        let stamp = json!({"io.modelcontextprotocol/protocolVersion": "2026-07-28", "k": "era"});
+        let stamp = stamp.as_object().unwrap();
+        let trace = TraceContext::new("00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01")
+            .tracestate("vendor=1");
+        let params = json!({"name": "a", "_meta": {"k": "caller"}});
+        let frame = encode(
+            1,
+            "tools/call",
+            Some(&params),
+            &extra(false, stamp, Some(&trace)),
+        )
+        .unwrap();
+        let v: Value = serde_json::from_slice(&frame).unwrap();
+        let meta = &v["params"]["_meta"];
+        assert_eq!(
+            meta["io.modelcontextprotocol/protocolVersion"],
+            "2026-07-28"
+        );
+        assert_eq!(meta["k"], "caller");
+        assert_eq!(meta["traceparent"], trace.traceparent.as_str());
+        assert_eq!(meta["tracestate"], "vendor=1");
+        // No params at all still get the stamp.
+        let frame =
+            encode::<Value>(2, "server/discover", None, &extra(false, stamp, None)).unwrap();
+        let v: Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(v["params"]["_meta"]["k"], "era");
     }
 }

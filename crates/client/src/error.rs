@@ -35,9 +35,9 @@ impl Source {
     /// can be downcast.
     fn transport(e: TransportError) -> Self {
         match e {
-            TransportError::Other(inner) | TransportError::Unauthorized(inner) => {
-                Source::Shared(inner)
-            }
+            TransportError::Other(inner)
+            | TransportError::Unauthorized(inner)
+            | TransportError::Lost(inner) => Source::Shared(inner),
             other => Source::Boxed(Box::new(other)),
         }
     }
@@ -77,8 +77,16 @@ pub enum ErrorKind {
     /// The server chose a protocol version this client does not speak.
     UnsupportedVersion,
     /// A request may or may not have reached the server (its delivery failed
-    /// when the session expired) and was not safe to send again.
+    /// when the session expired, or its response stream broke) and was not
+    /// safe to send again.
     OutcomeUnknown,
+    /// The server kept asking for input (a multi round-trip request of the
+    /// 2026-07-28 revision) past the configured number of rounds, or asked
+    /// for input this client has no handler for.
+    InputRequired,
+    /// A skill's file did not match its listed digest, size or frontmatter
+    /// (the skills extension); nothing more of the skill was read.
+    SkillVerification,
 }
 
 /// An error from the MCP client.
@@ -143,6 +151,10 @@ impl Error {
             TransportError::Unauthorized(_) => (
                 ErrorKind::Authorization,
                 "the server refused the request for want of authorization",
+            ),
+            TransportError::Lost(_) => (
+                ErrorKind::OutcomeUnknown,
+                "the request reached the server but its answer was lost; it may or may not have run",
             ),
             _ => (ErrorKind::Transport, "the request could not be delivered"),
         };
@@ -251,6 +263,21 @@ impl Error {
                 "{method} may or may not have reached the server and is not safe to repeat"
             )),
             Some(Source::transport(cause)),
+        )
+    }
+
+    /// A multi round-trip request that could not be completed: `what` says
+    /// why (rounds exhausted, no handler).
+    pub(crate) fn input_required(what: impl Into<String>) -> Self {
+        Self::new(ErrorKind::InputRequired, Detail::Message(what.into()), None)
+    }
+
+    /// A skill file that failed verification.
+    pub(crate) fn skill_verification(what: impl Into<String>) -> Self {
+        Self::new(
+            ErrorKind::SkillVerification,
+            Detail::Message(what.into()),
+            None,
         )
     }
 

@@ -68,19 +68,26 @@ mod connection;
 mod dispatch;
 mod driver;
 mod engine;
+mod era_cache;
 mod error;
+mod frontmatter;
 mod handler;
+mod headers;
 mod lifecycle;
 mod lock;
 mod notify;
 pub mod ops;
 mod options;
 mod pending;
+mod rounds;
 mod schema;
 mod shared;
 mod signal;
+pub mod skills;
+mod stamp;
 mod state;
 mod supervisor;
+pub mod tasks;
 pub mod types;
 mod version;
 
@@ -94,7 +101,10 @@ pub use handler::{
 };
 pub use notify::{ListKind, ServerNotification};
 pub use ops::ResourceSubscription;
-pub use options::{Deadline, ProgressCallback, Replay, RequestOptions};
+pub use options::{CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext};
 pub use state::ConnectionState;
 pub use tokio_util::sync::CancellationToken;
-pub use version::{LATEST_VERSION, SUPPORTED_VERSIONS, is_supported};
+pub use version::{
+    Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,
+    is_supported,
+};

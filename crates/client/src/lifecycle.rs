@@ -1,76 +1,317 @@
-//! Lifecycles: how an open transport becomes a usable session.
+//! Lifecycles: how an open transport becomes a usable session, in either
+//! era.
 //!
 //! The request engine does not know how a session starts; a lifecycle runs
-//! over it like any caller. Today there is one, the stateful `initialize`
-//! handshake of 2024-11-05 to 2025-11-25. The stateless revision (no
-//! `initialize`, `server/discover`, `_meta` on every request) becomes a second
-//! implementation of [`Lifecycle`] without touching the driver: its
-//! `handshake` runs `server/discover`, and the `_meta` every request carries
-//! is added where every request is encoded (`crate::engine::encode`). The
-//! connection (`crate::connection`) runs whichever lifecycle the client was
-//! built with, on the first connection and after a session expired.
+//! over it like any caller, and leaves on it the [`Stamp`] every later
+//! request carries. Three of them:
+//!
+//! - [`Initialize`]: the stateful `initialize` handshake of 2024-11-05 to
+//!   2025-11-25 (empty stamp).
+//! - [`Discover`]: the stateless revision (2026-07-28): `server/discover`
+//!   with the `_meta` stamp, one retry at a version the server names in an
+//!   unsupported-version error (`-32022`).
+//! - [`Auto`]: the probe. `server/discover`, bounded in time; a stateless
+//!   answer (or a `-32022`) keeps the stateless era, anything else falls back
+//!   to `initialize`. The outcome is cached per server (`crate::era_cache`).
+//!
+//! The connection (`crate::connection`) runs whichever lifecycle the client
+//! was built with, on the first connection and after a session expired, and
+//! spawns a stdio server again if the probe made it exit.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use mcpwire_codec::jsonrpc::ErrorCode;
+use serde_json::{Value, json};
 
 use crate::config::ClientConfig;
 use crate::engine::Engine;
-use crate::error::Error;
+use crate::era_cache;
+use crate::error::{Error, ErrorKind};
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
-use crate::types::{InitializeParams, InitializeResult};
-use crate::version::{LATEST_VERSION, is_supported};
+use crate::stamp::Stamp;
+use crate::types::{DiscoverResult, InitializeParams, InitializeResult};
+use crate::version::{Era, EraChoice, LATEST_VERSION, MODERN_VERSION, is_modern, is_supported};
+
+/// The code of `UnsupportedProtocolVersionError` (2026-07-28).
+pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(-32022);
+
+/// What a handshake found: the server, and the era it speaks.
+#[derive(Debug, Clone)]
+pub(crate) struct Session {
+    pub(crate) result: InitializeResult,
+    pub(crate) era: Era,
+}
 
 pub(crate) type HandshakeFuture<'a> =
-    Pin<Box<dyn Future<Output = Result<InitializeResult, Error>> + Send + 'a>>;
+    Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
+
+/// What a lifecycle knows of the server it starts a session with.
+#[derive(Debug, Default)]
+pub(crate) struct Target {
+    /// The era cache's key for the server, if its transport names one.
+    pub(crate) key: Option<String>,
+    /// The probe is under way: if the transport dies now, the server is one
+    /// of the `initialize` era that exited at the probe.
+    pub(crate) probing: AtomicBool,
+    /// Go straight to `initialize` (the probe already killed a server).
+    pub(crate) skip_probe: bool,
+}
 
 /// Starts a session over a fresh engine (and again after the session
 /// expired).
 pub(crate) trait Lifecycle: Send + Sync + 'static {
     /// Runs the handshake; the result describes the server.
-    fn handshake<'a>(&'a self, engine: &'a Engine) -> HandshakeFuture<'a>;
+    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a>;
+}
+
+/// The lifecycle `config` asks for.
+pub(crate) fn for_config(config: &ClientConfig) -> Arc<dyn Lifecycle> {
+    match &config.era {
+        EraChoice::Auto => Arc::new(Auto {
+            config: config.clone(),
+        }),
+        EraChoice::Legacy => Arc::new(Initialize {
+            config: config.clone(),
+            version: LATEST_VERSION.to_owned(),
+            exact: false,
+        }),
+        EraChoice::Modern => Arc::new(Discover {
+            config: config.clone(),
+            version: MODERN_VERSION.to_owned(),
+        }),
+        EraChoice::Version(v) if is_modern(v) || !is_supported(v) => Arc::new(Discover {
+            config: config.clone(),
+            version: v.clone(),
+        }),
+        EraChoice::Version(v) => Arc::new(Initialize {
+            config: config.clone(),
+            version: v.clone(),
+            exact: true,
+        }),
+    }
 }
 
 /// The `initialize` / `notifications/initialized` handshake with version
 /// negotiation.
 pub(crate) struct Initialize {
     pub(crate) config: ClientConfig,
+    /// The version offered.
+    pub(crate) version: String,
+    /// Refuse any other version the server picks.
+    pub(crate) exact: bool,
+}
+
+impl Initialize {
+    async fn run(&self, engine: &Engine) -> Result<Session, Error> {
+        engine.set_stamp(Stamp::none());
+        let params = InitializeParams {
+            protocol_version: self.version.clone(),
+            capabilities: self.config.capabilities(),
+            client_info: self.config.client_info.clone(),
+            meta: None,
+        };
+        let opts = RequestOptions::new().timeout(self.config.init_timeout);
+        // `initialize` is never cancelled, as the specification asks,
+        // nor sent twice.
+        let payload = engine
+            .call(
+                Cow::Borrowed("initialize"),
+                Some(&params),
+                &opts,
+                Replay::ByMethod,
+                Cancel::Silent,
+            )
+            .await?;
+        let result: InitializeResult = payload
+            .deserialize()
+            .map_err(|e| Error::decode("initialize result", e))?;
+        // The server answers with our version or one it prefers; if we
+        // do not speak it we must disconnect.
+        if !is_supported(&result.protocol_version)
+            || (self.exact && result.protocol_version != self.version)
+        {
+            return Err(Error::unsupported_version(result.protocol_version));
+        }
+        engine
+            .notify::<()>("notifications/initialized", None)
+            .await?;
+        Ok(Session {
+            result,
+            era: Era::Legacy,
+        })
+    }
 }
 
 impl Lifecycle for Initialize {
-    fn handshake<'a>(&'a self, engine: &'a Engine) -> HandshakeFuture<'a> {
-        Box::pin(async move {
-            let params = InitializeParams {
-                protocol_version: LATEST_VERSION.into(),
-                capabilities: self.config.capabilities(),
-                client_info: self.config.client_info.clone(),
-                meta: None,
-            };
-            let opts = RequestOptions::new().timeout(self.config.init_timeout);
-            // `initialize` is never cancelled, as the specification asks,
-            // nor sent twice.
-            let payload = engine
-                .call(
-                    Cow::Borrowed("initialize"),
-                    Some(&params),
+    fn handshake<'a>(&'a self, engine: &'a Engine, _target: &'a Target) -> HandshakeFuture<'a> {
+        Box::pin(self.run(engine))
+    }
+}
+
+/// The stateless revision: `server/discover`, and `_meta` on every request.
+pub(crate) struct Discover {
+    pub(crate) config: ClientConfig,
+    /// The version tried first.
+    pub(crate) version: String,
+}
+
+impl Discover {
+    /// Discovers the server within `timeout`; on `-32022`, once more at a
+    /// version from the server's list.
+    async fn run(&self, engine: &Engine, timeout: Duration) -> Result<Session, Error> {
+        let mut stamp = Stamp::modern(
+            &self.version,
+            serde_json::to_value(self.config.capabilities()).unwrap_or_else(|_| json!({})),
+            serde_json::to_value(&self.config.client_info).unwrap_or_else(|_| json!({})),
+            self.config
+                .log_level
+                .and_then(|l| serde_json::to_value(l).ok()),
+        );
+        let opts = RequestOptions::new().timeout(timeout);
+        let mut retried = false;
+        loop {
+            engine.set_stamp(stamp.clone());
+            let version = stamp.version().unwrap_or(MODERN_VERSION).to_owned();
+            let outcome = engine
+                .call::<Value>(
+                    Cow::Borrowed("server/discover"),
+                    None,
                     &opts,
-                    Replay::ByMethod,
+                    Replay::Allow,
                     Cancel::Silent,
                 )
-                .await?;
-            let result: InitializeResult = payload
+                .await;
+            let payload = match outcome {
+                Ok(p) => p,
+                Err(e) if !retried => match supported_instead(&e) {
+                    Some(other) => {
+                        tracing::debug!(from = %version, to = %other, "the server asked for another protocol version");
+                        stamp = stamp.at_version(&other);
+                        retried = true;
+                        continue;
+                    }
+                    None => return Err(e),
+                },
+                Err(e) => return Err(e),
+            };
+            let result: DiscoverResult = payload
                 .deserialize()
-                .map_err(|e| Error::decode("initialize result", e))?;
-            // The server answers with our version or one it prefers; if we
-            // do not speak it we must disconnect.
-            if !is_supported(&result.protocol_version) {
-                return Err(Error::unsupported_version(result.protocol_version));
+                .map_err(|e| Error::decode("server/discover result", e))?;
+            // Keep our version if the server lists it; else the newest one
+            // of its list that we speak.
+            let chosen = if result.supported_versions.contains(&version) {
+                version
+            } else {
+                match result.supported_versions.iter().find(|v| is_modern(v)) {
+                    Some(v) => {
+                        engine.set_stamp(stamp.at_version(v));
+                        v.clone()
+                    }
+                    None => {
+                        return Err(Error::unsupported_version(
+                            result.supported_versions.join(", "),
+                        ));
+                    }
+                }
+            };
+            return Ok(Session {
+                result: result.into_session(&chosen),
+                era: Era::Modern,
+            });
+        }
+    }
+}
+
+/// The stateless version to retry at after `error`, if it is an
+/// unsupported-version error listing one this client speaks.
+fn supported_instead(error: &Error) -> Option<String> {
+    let obj = error.server_error()?;
+    if obj.code != UNSUPPORTED_VERSION {
+        return None;
+    }
+    let data: Value = obj.data.as_ref()?.deserialize().ok()?;
+    data.get("supported")?
+        .as_array()?
+        .iter()
+        .filter_map(Value::as_str)
+        .find(|v| is_modern(v))
+        .map(str::to_owned)
+}
+
+impl Lifecycle for Discover {
+    fn handshake<'a>(&'a self, engine: &'a Engine, _target: &'a Target) -> HandshakeFuture<'a> {
+        Box::pin(self.run(engine, self.config.init_timeout))
+    }
+}
+
+/// The era chosen by probing (see the module docs).
+pub(crate) struct Auto {
+    pub(crate) config: ClientConfig,
+}
+
+impl Auto {
+    async fn run(&self, engine: &Engine, target: &Target) -> Result<Session, Error> {
+        let file = self.config.era_cache_file.as_deref();
+        let cached = target
+            .key
+            .as_deref()
+            .and_then(|k| era_cache::lookup(k, file));
+        let legacy = Initialize {
+            config: self.config.clone(),
+            version: LATEST_VERSION.to_owned(),
+            exact: false,
+        };
+        let modern = Discover {
+            config: self.config.clone(),
+            version: MODERN_VERSION.to_owned(),
+        };
+        if target.skip_probe || cached == Some(Era::Legacy) {
+            return legacy.run(engine).await;
+        }
+        if cached == Some(Era::Modern) {
+            match modern.run(engine, self.config.init_timeout).await {
+                Err(e) if e.kind() != ErrorKind::Closed => {
+                    // The cached era was wrong (the server changed): probe
+                    // again next time, initialize now.
+                    tracing::debug!(error = %e, "the cached stateless era failed: falling back to initialize");
+                    if let Some(key) = &target.key {
+                        era_cache::forget(key);
+                    }
+                    return legacy.run(engine).await;
+                }
+                outcome => return outcome,
             }
-            engine
-                .notify::<()>("notifications/initialized", None)
-                .await?;
-            Ok(result)
-        })
+        }
+        target.probing.store(true, Ordering::Release);
+        let probe = modern.run(engine, self.config.probe_timeout).await;
+        // A closed connection is the connection's to handle: `probing` stays
+        // set, and a server that exited at the probe is spawned again.
+        if matches!(&probe, Err(e) if e.kind() == ErrorKind::Closed) {
+            return probe;
+        }
+        target.probing.store(false, Ordering::Release);
+        let session = match probe {
+            Ok(session) => session,
+            Err(e) => {
+                tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
+                legacy.run(engine).await?
+            }
+        };
+        if let Some(key) = &target.key {
+            era_cache::remember(key, session.era, file);
+        }
+        Ok(session)
+    }
+}
+
+impl Lifecycle for Auto {
+    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a> {
+        Box::pin(self.run(engine, target))
     }
 }

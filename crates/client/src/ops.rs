@@ -8,6 +8,7 @@ use std::fmt;
 use std::marker::PhantomData;
 use std::sync::Arc;
 
+use mcpwire_codec::jsonrpc::Payload;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::json;
@@ -18,18 +19,50 @@ use crate::client::Client;
 use crate::conn::Conn;
 use crate::engine::EncodedRequest;
 use crate::error::Error;
+use crate::headers::param_headers;
 use crate::options::{Replay, RequestOptions};
-use crate::pending::Cancel;
+use crate::rounds::Rounds;
 use crate::schema::ToolEntry;
+use crate::stamp::Route;
 use crate::types::{
     Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,
     ListToolsResult, LoggingLevel, Meta, Page, PaginatedParams, ReadResourceResult,
     ResourceUpdated, Tool,
 };
+use crate::version::Era;
 
 /// The most pages a walker follows before it gives up (a server whose
 /// cursors never end).
 const MAX_PAGES: usize = 10_000;
+
+/// How a request of `client` is sent until its final answer (see
+/// [`crate::rounds`]).
+fn rounds<'a>(client: &'a Client, conn: &'a Conn, route: Option<&'a Route>) -> Rounds<'a> {
+    Rounds {
+        conn,
+        dispatcher: &client.shared.dispatcher,
+        modern: client.era() == Some(Era::Modern),
+        max_rounds: client.shared.config.max_input_rounds,
+        route,
+    }
+}
+
+/// Sends `method` (its standard headers named by `route`) and returns its
+/// final answer.
+async fn send<P: Serialize + ?Sized>(
+    client: &Client,
+    method: Cow<'static, str>,
+    params: Option<&P>,
+    opts: &RequestOptions,
+    replay: Replay,
+    route: Option<&Route>,
+) -> Result<Payload, Error> {
+    let conn = client.conn()?;
+    let request = conn.engine.encode_request(&method, params, opts, route)?;
+    rounds(client, &conn, route)
+        .call(request, method, opts, replay)
+        .await
+}
 
 /// Sends `method` and parses its result as `R`.
 async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
@@ -39,11 +72,31 @@ async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
     opts: &RequestOptions,
     replay: Replay,
 ) -> Result<R, Error> {
-    let conn = client.conn()?;
-    let payload = conn
-        .engine
-        .call(Cow::Borrowed(method), params, opts, replay, Cancel::Notify)
-        .await?;
+    let payload = send(client, Cow::Borrowed(method), params, opts, replay, None).await?;
+    payload.deserialize().map_err(|e| Error::decode(method, e))
+}
+
+/// [`typed`] for a request whose `Mcp-Name` header is `name`.
+async fn named<P: Serialize + ?Sized, R: DeserializeOwned>(
+    client: &Client,
+    method: &'static str,
+    name: &str,
+    params: &P,
+    opts: &RequestOptions,
+) -> Result<R, Error> {
+    let route = Route {
+        name: Some(name.to_owned()),
+        params: Vec::new(),
+    };
+    let payload = send(
+        client,
+        Cow::Borrowed(method),
+        Some(params),
+        opts,
+        Replay::Allow,
+        Some(&route),
+    )
+    .await?;
     payload.deserialize().map_err(|e| Error::decode(method, e))
 }
 
@@ -58,7 +111,44 @@ async fn page<R: Page>(
         ..Default::default()
     };
     // Listing twice is harmless: pages are always replayed.
-    typed(client, R::METHOD, Some(&params), opts, Replay::Allow).await
+    let payload = send(
+        client,
+        Cow::Borrowed(R::METHOD),
+        Some(&params),
+        opts,
+        Replay::Allow,
+        None,
+    )
+    .await?;
+    if R::METHOD == "tools/list" && client.era() == Some(Era::Modern) {
+        return without_invalid_tools(&payload);
+    }
+    payload
+        .deserialize()
+        .map_err(|e| Error::decode(R::METHOD, e))
+}
+
+/// A `tools/list` page without the tools whose `x-mcp-header` annotations
+/// break the rules (SEP-2243): a client of the stateless era must not offer
+/// them, and says why in a warning.
+fn without_invalid_tools<R: DeserializeOwned>(payload: &Payload) -> Result<R, Error> {
+    let mut value: serde_json::Value = payload
+        .deserialize()
+        .map_err(|e| Error::decode("tools/list", e))?;
+    if let Some(tools) = value.get_mut("tools").and_then(|t| t.as_array_mut()) {
+        tools.retain(|tool| {
+            let schema = tool.get("inputSchema").unwrap_or(&serde_json::Value::Null);
+            match param_headers(schema) {
+                Ok(_) => true,
+                Err(reason) => {
+                    let name = tool.get("name").and_then(|n| n.as_str()).unwrap_or("?");
+                    tracing::warn!(tool = name, %reason, "dropping a tool with an invalid x-mcp-header annotation");
+                    false
+                }
+            }
+        });
+    }
+    serde_json::from_value(value).map_err(|e| Error::decode("tools/list", e))
 }
 
 /// Follows `nextCursor` until the last page.
@@ -194,11 +284,11 @@ operation!(['a, A] CallTool<'a, A> => CallToolResult, |this, client, opts| {
         arguments: &arguments,
         meta: meta.as_ref(),
     };
-    let call = encode_tool_call(client, name, &params, &opts).await?;
+    let call = encode_tool_call(client, name, &params, &arguments, &opts).await?;
     // Encoded: owned arguments go before the answer arrives, so a large
     // one is held once (as the frame being written), not twice.
     drop(arguments);
-    finish_tool_call(call, &opts).await
+    finish_tool_call(client, call, &opts).await
 } where A: Serialize + Send + Sync + 'a);
 
 /// A `tools/call` encoded on one connection, ready to send on it.
@@ -208,14 +298,17 @@ struct ToolCall {
     replay: Replay,
     /// The tool as listed, whose output schema the result must match.
     tool: Option<Arc<ToolEntry>>,
+    /// Its standard headers (name and annotated parameters).
+    route: Route,
 }
 
 /// Lists the tools once if output validation needs them, and encodes the
 /// request (whose replay safety depends on the tool).
-async fn encode_tool_call<P: Serialize + Sync + ?Sized>(
+async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
     client: &Client,
     name: &str,
     params: &P,
+    arguments: &A,
     opts: &RequestOptions,
 ) -> Result<ToolCall, Error> {
     let tools = &client.shared.hub.tools;
@@ -234,14 +327,28 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized>(
         Replay::ByMethod
     };
     let conn = client.conn()?;
+    let mut route = Route {
+        name: Some(name.to_owned()),
+        params: Vec::new(),
+    };
+    // Only the stateless era sends headers, and only tools that ask for
+    // them make the arguments a value tree.
+    if let Some(tool) = &found.entry {
+        if tool.has_param_headers() && client.era() == Some(Era::Modern) {
+            let args =
+                serde_json::to_value(arguments).map_err(|e| Error::decode("tool arguments", e))?;
+            route.params = tool.param_headers(&args);
+        }
+    }
     let request = conn
         .engine
-        .encode_request("tools/call", Some(params), opts)?;
+        .encode_request("tools/call", Some(params), opts, Some(&route))?;
     Ok(ToolCall {
         conn,
         request,
         replay,
         tool: found.entry,
+        route,
     })
 }
 
@@ -252,22 +359,20 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized>(
 /// `structuredContent` is validated against it (JSON Schema 2020-12,
 /// compiled once per tool and cached until the tool list changes); a
 /// mismatch is an [`ErrorKind::SchemaValidation`](crate::ErrorKind) error.
-async fn finish_tool_call(call: ToolCall, opts: &RequestOptions) -> Result<CallToolResult, Error> {
+async fn finish_tool_call(
+    client: &Client,
+    call: ToolCall,
+    opts: &RequestOptions,
+) -> Result<CallToolResult, Error> {
     let ToolCall {
         conn,
         request,
         replay,
         tool,
+        route,
     } = call;
-    let payload = conn
-        .engine
-        .call_encoded(
-            request,
-            Cow::Borrowed("tools/call"),
-            opts,
-            replay,
-            Cancel::Notify,
-        )
+    let payload = rounds(client, &conn, Some(&route))
+        .call(request, Cow::Borrowed("tools/call"), opts, replay)
         .await?;
     let result: CallToolResult = payload
         .deserialize()
@@ -290,7 +395,7 @@ pub struct ReadResource<'a> {
 
 operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
     let params = json!({ "uri": this.uri });
-    typed(client, "resources/read", Some(&params), &opts, Replay::Allow).await
+    named(client, "resources/read", this.uri, &params, &opts).await
 });
 
 /// `resources/subscribe`.
@@ -336,7 +441,7 @@ operation!(['a] GetPrompt<'a> => GetPromptResult, |this, client, opts| {
     if let Some(args) = this.arguments {
         params["arguments"] = serde_json::Value::Object(args);
     }
-    typed(client, "prompts/get", Some(&params), &opts, Replay::Allow).await
+    named(client, "prompts/get", this.name, &params, &opts).await
 });
 
 /// `completion/complete`.
@@ -380,17 +485,15 @@ pub struct Request<'a, P: ?Sized, R> {
 }
 
 operation!(['a, P, R] Request<'a, P, R> => R, |this, client, opts| {
-    let conn = client.conn()?;
-    let payload = conn
-        .engine
-        .call(
-            Cow::Owned(this.method.to_owned()),
-            this.params,
-            &opts,
-            Replay::ByMethod,
-            Cancel::Notify,
-        )
-        .await?;
+    let payload = send(
+        client,
+        Cow::Owned(this.method.to_owned()),
+        this.params,
+        &opts,
+        Replay::ByMethod,
+        None,
+    )
+    .await?;
     payload
         .deserialize()
         .map_err(|e| Error::decode("result", e))

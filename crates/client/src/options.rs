@@ -42,6 +42,47 @@ pub enum Replay {
     Allow,
 }
 
+/// W3C trace context carried in a request's `_meta` (`traceparent`,
+/// `tracestate`, as SEP-414 names them), so a server can join the caller's
+/// trace. The values are passed as given.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TraceContext {
+    pub(crate) traceparent: String,
+    pub(crate) tracestate: Option<String>,
+}
+
+impl TraceContext {
+    /// A `traceparent` (`00-<trace id>-<span id>-<flags>`).
+    pub fn new(traceparent: impl Into<String>) -> Self {
+        Self {
+            traceparent: traceparent.into(),
+            tracestate: None,
+        }
+    }
+
+    /// With a `tracestate`.
+    #[must_use]
+    pub fn tracestate(mut self, tracestate: impl Into<String>) -> Self {
+        self.tracestate = Some(tracestate.into());
+        self
+    }
+}
+
+/// How a cacheable request (a list, `resources/read`) uses the client's
+/// cache (see `docs/eras.md`).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum CacheMode {
+    /// Answer from the cache while its entry is fresh; otherwise ask and
+    /// store. The default.
+    #[default]
+    Use,
+    /// Ask the server and store the answer, whatever the cache holds.
+    Refresh,
+    /// Ask the server; neither read nor write the cache.
+    Bypass,
+}
+
 /// Per-request options: timeout, progress, cancellation, replay.
 #[derive(Clone, Default)]
 #[must_use]
@@ -52,6 +93,8 @@ pub struct RequestOptions {
     pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) replay: Replay,
     pub(crate) cancel: Option<CancellationToken>,
+    pub(crate) trace: Option<TraceContext>,
+    pub(crate) cache: CacheMode,
 }
 
 impl fmt::Debug for RequestOptions {
@@ -63,6 +106,8 @@ impl fmt::Debug for RequestOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("replay", &self.replay)
             .field("cancel", &self.cancel.is_some())
+            .field("trace", &self.trace)
+            .field("cache", &self.cache)
             .finish()
     }
 }
@@ -112,6 +157,18 @@ impl RequestOptions {
     /// `notifications/cancelled`.
     pub fn cancel_token(mut self, token: CancellationToken) -> Self {
         self.cancel = Some(token);
+        self
+    }
+
+    /// Carry this trace context in the request's `_meta`.
+    pub fn trace_context(mut self, trace: TraceContext) -> Self {
+        self.trace = Some(trace);
+        self
+    }
+
+    /// How the request uses the client's cache. Default: [`CacheMode::Use`].
+    pub fn cache(mut self, mode: CacheMode) -> Self {
+        self.cache = mode;
         self
     }
 

@@ -7,6 +7,7 @@ use std::sync::{Arc, OnceLock};
 use serde_json::Value;
 
 use crate::error::Error;
+use crate::headers::{ParamHeader, param_headers};
 use crate::lock::Mutex;
 use crate::types::Tool;
 
@@ -36,6 +37,10 @@ struct CacheInner {
 pub(crate) struct ToolEntry {
     tool: Tool,
     compiled: OnceLock<Compiled>,
+    /// Its parameters annotated with `x-mcp-header` (none if the
+    /// annotations are invalid: such a tool is not listed in the stateless
+    /// era).
+    headers: Vec<ParamHeader>,
 }
 
 /// What one `tools/call` needs to know of the cache.
@@ -71,6 +76,7 @@ impl ToolCache {
             let entry = ToolEntry {
                 tool: t.clone(),
                 compiled: OnceLock::new(),
+                headers: param_headers(&t.input_schema).unwrap_or_default(),
             };
             inner.tools.insert(t.name.clone(), Arc::new(entry));
         }
@@ -87,6 +93,20 @@ impl ToolCache {
 }
 
 impl ToolEntry {
+    /// The `Mcp-Param-*` headers of a call with `arguments`: (name, encoded
+    /// value), absent and null arguments left out.
+    pub(crate) fn param_headers(&self, arguments: &Value) -> Vec<(String, String)> {
+        self.headers
+            .iter()
+            .filter_map(|h| h.value(arguments).map(|v| (h.name.clone(), v)))
+            .collect()
+    }
+
+    /// True if the tool mirrors some argument into a header.
+    pub(crate) fn has_param_headers(&self) -> bool {
+        !self.headers.is_empty()
+    }
+
     /// True if the tool is annotated read-only or idempotent.
     pub(crate) fn replay_safe(&self) -> bool {
         self.tool.is_replay_safe()

@@ -12,18 +12,22 @@ use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::error::Error;
-use crate::lifecycle::{Initialize, Lifecycle};
+use crate::lifecycle::{self, Lifecycle, Session};
 use crate::lock::{Mutex, RwLock};
 use crate::notify::Hub;
 use crate::state::ConnectionState;
 use crate::types::InitializeResult;
+use crate::version::Era;
 
 pub(crate) struct Shared {
     pub(crate) config: ClientConfig,
     /// The ready connection, while there is one.
     conn: RwLock<Option<Arc<Conn>>>,
-    /// The server's `initialize` result for the current session.
+    /// The server's `initialize` result (or what `server/discover` said,
+    /// in the same shape) for the current session.
     session: RwLock<Option<Arc<InitializeResult>>>,
+    /// The era the current session speaks.
+    era: RwLock<Option<Era>>,
     pub(crate) state: watch::Sender<ConnectionState>,
     /// Sessions started so far: bumped by every successful handshake (the
     /// first, after a reconnection, after an expired session).
@@ -44,12 +48,11 @@ impl Shared {
         Self {
             hub: Arc::new(Hub::new(config.notification_capacity)),
             dispatcher: Arc::new(Dispatcher::new(config.clone())),
-            lifecycle: Arc::new(Initialize {
-                config: config.clone(),
-            }),
+            lifecycle: lifecycle::for_config(&config),
             config,
             conn: RwLock::new(None),
             session: RwLock::new(None),
+            era: RwLock::new(None),
             state: watch::channel(ConnectionState::Connecting { attempt: 0 }).0,
             sessions: watch::channel(0).0,
             closing,
@@ -79,11 +82,16 @@ impl Shared {
         self.session.read().clone()
     }
 
-    pub(crate) fn set_session(&self, init: InitializeResult) {
-        *self.session.write() = Some(Arc::new(init));
+    pub(crate) fn set_session(&self, session: Session) {
+        *self.session.write() = Some(Arc::new(session.result));
+        *self.era.write() = Some(session.era);
         // A new session may be a new server process: what the old one
         // listed (replay safety, output schemas) no longer holds.
         self.hub.tools.invalidate();
         self.sessions.send_modify(|n| *n += 1);
+    }
+
+    pub(crate) fn era(&self) -> Option<Era> {
+        *self.era.read()
     }
 }

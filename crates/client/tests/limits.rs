@@ -48,6 +48,17 @@ async fn connected() -> (Client, Peer) {
         out,
     };
     let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
+    // The era probe first: refused as a server of the `initialize` era does.
+    let probe = peer.read().await;
+    assert_eq!(probe["method"], "server/discover");
+    peer.write(
+        format!(
+            "{{\"jsonrpc\":\"2.0\",\"id\":{},\"error\":{{\"code\":-32601,\"message\":\"nope\"}}}}\n",
+            probe["id"]
+        )
+        .as_bytes(),
+    )
+    .await;
     let init = peer.read().await;
     assert_eq!(init["method"], "initialize");
     // No tools capability: `tools/call` goes out without a `tools/list` first.

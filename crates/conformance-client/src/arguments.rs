@@ -93,3 +93,51 @@ mod tests {
         assert_eq!(from_schema(&Value::Null), json!({}));
     }
 }
+
+/// The tool calls a scenario's context names (`{"toolCalls": [{"name",
+/// "arguments"}]}`), in order; none if the context has no such list.
+pub(crate) fn tool_calls(context: &str) -> Vec<(String, Value)> {
+    let Ok(context) = serde_json::from_str::<Value>(context) else {
+        return Vec::new();
+    };
+    context
+        .get("toolCalls")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+        .filter_map(|c| {
+            let name = c.get("name")?.as_str()?.to_owned();
+            let args = c.get("arguments").cloned().unwrap_or_else(|| json!({}));
+            Some((name, args))
+        })
+        .collect()
+}
+
+/// Arguments for `prompt`: a placeholder for each required one.
+pub(crate) fn for_prompt(prompt: &mcpwire::client::types::Prompt) -> Option<Map<String, Value>> {
+    let args: Map<String, Value> = prompt
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|a| a.required == Some(true))
+        .map(|a| (a.name.clone(), Value::from("value")))
+        .collect();
+    (!args.is_empty()).then_some(args)
+}
+
+#[cfg(test)]
+mod context_tests {
+    use super::*;
+
+    #[test]
+    fn tool_calls_come_from_the_context_in_order() {
+        let ctx = r#"{"toolCalls":[{"name":"a","arguments":{"x":1}},{"name":"b"},{"nope":1}]}"#;
+        let calls = tool_calls(ctx);
+        assert_eq!(
+            calls,
+            vec![("a".into(), json!({"x": 1})), ("b".into(), json!({}))]
+        );
+        assert!(tool_calls("not json").is_empty());
+        assert!(tool_calls(r#"{"other":1}"#).is_empty());
+    }
+}

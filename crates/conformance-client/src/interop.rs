@@ -189,8 +189,9 @@ impl Case {
             .map(|i| format!("{} {}", i.name, i.version).trim().to_owned())
             .unwrap_or_default();
         let mut done = vec![format!(
-            "{server} (protocol {})",
-            client.protocol_version().unwrap_or_default()
+            "{server} (protocol {}, {} era)",
+            client.protocol_version().unwrap_or_default(),
+            client.era().map_or("no", |e| e.as_str())
         )];
         let caps = client.server_capabilities().unwrap_or_default();
 

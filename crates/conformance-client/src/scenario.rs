@@ -31,6 +31,14 @@ enum Plan {
         focal: &'static str,
         echo: &'static str,
     },
+    /// [`Plan::ExerciseTools`], then list the resources and read each, list
+    /// the prompts and get each, where the server offers them.
+    ExerciseAll,
+    /// List the skills (skills extension), and load none.
+    ListSkills,
+    /// List the skills and load each one, its files verified; a skill that
+    /// fails verification is refused (reported, not used), as a host does.
+    LoadSkills,
 }
 
 impl Plan {
@@ -43,6 +51,12 @@ impl Plan {
                 focal: "json_schema_2020_12_tool",
                 echo: "json_schema_echo",
             },
+            // The server checks the headers of reads and prompts too.
+            "http-standard-headers" => Plan::ExerciseAll,
+            "sep-2640-client-no-prefetch" => Plan::ListSkills,
+            "sep-2640-client-verify-digest"
+            | "sep-2640-client-verify-size"
+            | "sep-2640-client-verify-frontmatter" => Plan::LoadSkills,
             _ => Plan::ExerciseTools,
         }
     }
@@ -62,11 +76,13 @@ pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<
         .await
         .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
     eprintln!(
-        "connected: {:?}, protocol {}",
+        "connected: {:?}, protocol {} ({} era)",
         client.server_info().map(|i| i.name),
-        client.protocol_version().unwrap_or_default()
+        client.protocol_version().unwrap_or_default(),
+        client.era().map_or("no", |e| e.as_str())
     );
-    let outcome = execute(&client, &plan).await;
+    let calls = context.map(arguments::tool_calls).unwrap_or_default();
+    let outcome = execute(&client, &plan, &calls).await;
     client.close().await;
     eprintln!(
         "scenario {name}: {} in {:.2} s",
@@ -76,7 +92,22 @@ pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<
     outcome
 }
 
-async fn execute(client: &Client, plan: &Plan) -> Result<(), String> {
+async fn execute(client: &Client, plan: &Plan, calls: &[(String, Value)]) -> Result<(), String> {
+    match plan {
+        Plan::ListSkills => {
+            let skills = client
+                .list_all_skills()
+                .await
+                .map_err(|e| format!("skills/list: {}", chain(&e)))?;
+            eprintln!(
+                "skills: {:?}",
+                skills.iter().map(|s| &s.uri).collect::<Vec<_>>()
+            );
+            return Ok(());
+        }
+        Plan::LoadSkills => return load_skills(client).await,
+        _ => {}
+    }
     let tools = client
         .list_all_tools()
         .await
@@ -85,9 +116,17 @@ async fn execute(client: &Client, plan: &Plan) -> Result<(), String> {
         "tools: {:?}",
         tools.iter().map(|t| t.name.as_str()).collect::<Vec<_>>()
     );
+    // The scenario named the calls to make and their arguments.
+    if !calls.is_empty() {
+        for (name, args) in calls {
+            find(&tools, name)?;
+            call(client, name, args.clone()).await?;
+        }
+        return Ok(());
+    }
     match plan {
-        Plan::ListTools => Ok(()),
-        Plan::ExerciseTools => {
+        Plan::ListTools | Plan::ListSkills | Plan::LoadSkills => Ok(()),
+        Plan::ExerciseTools | Plan::ExerciseAll => {
             for tool in &tools {
                 call(
                     client,
@@ -95,6 +134,9 @@ async fn execute(client: &Client, plan: &Plan) -> Result<(), String> {
                     arguments::from_schema(&tool.input_schema),
                 )
                 .await?;
+            }
+            if *plan == Plan::ExerciseAll {
+                exercise_resources_and_prompts(client).await?;
             }
             Ok(())
         }
@@ -104,6 +146,58 @@ async fn execute(client: &Client, plan: &Plan) -> Result<(), String> {
             call(client, echo, json!({ "schema": focal.input_schema })).await
         }
     }
+}
+
+/// Lists and reads every resource, lists and gets every prompt (with
+/// arguments made up from each prompt's declared ones), where the server
+/// offers them.
+async fn exercise_resources_and_prompts(client: &Client) -> Result<(), String> {
+    let caps = client.server_capabilities().unwrap_or_default();
+    if caps.resources.is_some() {
+        let resources = client
+            .list_all_resources()
+            .await
+            .map_err(|e| format!("resources/list: {}", chain(&e)))?;
+        for r in &resources {
+            client
+                .read_resource(&r.uri)
+                .await
+                .map_err(|e| format!("resources/read {}: {}", r.uri, chain(&e)))?;
+        }
+    }
+    if caps.prompts.is_some() {
+        let prompts = client
+            .list_all_prompts()
+            .await
+            .map_err(|e| format!("prompts/list: {}", chain(&e)))?;
+        for p in &prompts {
+            let args = arguments::for_prompt(p);
+            client
+                .get_prompt(&p.name, args)
+                .await
+                .map_err(|e| format!("prompts/get {}: {}", p.name, chain(&e)))?;
+        }
+    }
+    Ok(())
+}
+
+/// Loads every listed skill. A skill that fails verification is refused
+/// and reported; that is the host doing its job, not a failure.
+async fn load_skills(client: &Client) -> Result<(), String> {
+    let skills = client
+        .list_all_skills()
+        .await
+        .map_err(|e| format!("skills/list: {}", chain(&e)))?;
+    for skill in &skills {
+        match client.load_skill(skill).await {
+            Ok(loaded) => eprintln!("loaded {} ({} files)", skill.uri, loaded.files.len()),
+            Err(e) if e.kind() == mcpwire::ErrorKind::SkillVerification => {
+                eprintln!("refused {}: {}", skill.uri, chain(&e));
+            }
+            Err(e) => return Err(format!("load {}: {}", skill.uri, chain(&e))),
+        }
+    }
+    Ok(())
 }
 
 fn find<'a>(tools: &'a [Tool], name: &str) -> Result<&'a Tool, String> {

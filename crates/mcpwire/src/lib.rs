@@ -67,6 +67,14 @@
 //! `WWW-Authenticate` challenges are on the [`http::Error`] in it). Message
 //! text is not stable.
 //!
+//! # Eras
+//!
+//! With the default [`ClientConfig`], the client probes each server with
+//! `server/discover` and speaks the stateless 2026-07-28 revision to a server
+//! that answers it, the `initialize` handshake (2024-11-05 to 2025-11-25) to
+//! any other; [`Client::era`] says which it chose, and
+//! [`ClientConfig::era`] pins one (`docs/eras.md`).
+//!
 //! # Features
 //!
 //! - `stdio` (default): spawn local servers ([`connect_stdio`],
@@ -163,7 +171,8 @@ pub use mcpwire_client::types::{
     TextContent, Tool,
 };
 pub use mcpwire_client::{
-    Call, Client, ClientConfig, ConnectionState, Error, ErrorKind, Reconnect, RequestOptions,
+    Call, Client, ClientConfig, ConnectionState, Era, EraChoice, Error, ErrorKind, Reconnect,
+    RequestOptions,
 };
 #[cfg(feature = "http")]
 pub use mcpwire_http::auth::Auth;

@@ -149,10 +149,19 @@ impl FakeServer {
     }
 
     /// Expects the next message to be a request for `method`.
+    ///
+    /// Like a server of the `initialize` era, it answers a `server/discover`
+    /// (the era probe of a client left on its default settings) with
+    /// `-32601` on the way, unless `method` is `server/discover` itself.
     pub async fn expect_request(&mut self, method: &str) -> Request {
-        match self.recv().await {
-            Some(Message::Request(r)) if r.method == method => r,
-            other => panic!("expected a {method} request, got {other:?}"),
+        loop {
+            match self.recv().await {
+                Some(Message::Request(r)) if r.method == method => return r,
+                Some(Message::Request(r)) if r.method == "server/discover" => {
+                    self.respond_error(&r.id, -32601, "Method not found").await;
+                }
+                other => panic!("expected a {method} request, got {other:?}"),
+            }
         }
     }
 

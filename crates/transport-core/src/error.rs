@@ -104,6 +104,12 @@ pub enum TransportError {
     /// challenges).
     #[error(transparent)]
     Unauthorized(Arc<dyn std::error::Error + Send + Sync>),
+    /// The request reached the peer but its answer was lost (an HTTP
+    /// response stream that broke and cannot be resumed): its outcome is
+    /// unknown. The transport's own error is shown and chained through
+    /// this one.
+    #[error(transparent)]
+    Lost(Arc<dyn std::error::Error + Send + Sync>),
     /// Anything else, from a specific transport: its own error, shown and
     /// chained through this one.
     #[error(transparent)]

@@ -25,6 +25,10 @@
 //! which a transport takes frames on the sender's own task (`mcpwire-http`
 //! uses it).
 //!
+//! Frames may carry [`FrameMeta`] (header fields for transports whose
+//! messages have headers, such as HTTP), given with
+//! [`FrameSender::send_with`]; a transport without headers ignores it.
+//!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
 //!
 //! ```
@@ -53,6 +57,7 @@ mod active;
 mod direct;
 mod error;
 mod event;
+mod frame_meta;
 #[cfg(feature = "test-util")]
 mod harness;
 mod io;
@@ -64,6 +69,7 @@ mod writer;
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
+pub use frame_meta::{FrameMeta, FrameMetaSink};
 #[cfg(feature = "test-util")]
 pub use harness::{GrantHarness, HarnessError};
 pub use io::IoTransport;

@@ -5,6 +5,7 @@ use tokio::sync::mpsc;
 
 use crate::SendError;
 use crate::direct::{Direct, SharedWrite};
+use crate::frame_meta::{FrameMeta, FrameMetaSink};
 
 /// The sending half of a transport: cheap to clone and shared by every caller.
 ///
@@ -26,6 +27,9 @@ pub struct FrameSender {
     /// Set by other transports (HTTP): the same, through [`DirectSend`].
     #[cfg(feature = "direct-send")]
     hook: Option<Arc<dyn DirectSend>>,
+    /// Set by transports whose messages carry headers: receives the
+    /// metadata of [`send_with`](Self::send_with).
+    meta_sink: Option<Arc<dyn FrameMetaSink>>,
 }
 
 /// A transport's way to take a frame from the sender's own task instead of
@@ -80,6 +84,7 @@ impl FrameSender {
                 direct: None,
                 #[cfg(feature = "direct-send")]
                 hook: None,
+                meta_sink: None,
             },
             rx,
         )
@@ -124,6 +129,27 @@ impl FrameSender {
         self
     }
 
+    /// Hands the metadata of [`send_with`](Self::send_with) and
+    /// [`try_send_with`](Self::try_send_with) to `sink` (see
+    /// [`FrameMetaSink`]). Without a sink, metadata is dropped.
+    #[must_use]
+    pub fn meta_sink(mut self, sink: Arc<dyn FrameMetaSink>) -> Self {
+        self.meta_sink = Some(sink);
+        self
+    }
+
+    /// True if the transport reads frame metadata (a caller may skip
+    /// building it otherwise).
+    pub fn wants_meta(&self) -> bool {
+        self.meta_sink.is_some()
+    }
+
+    fn attach(&self, frame: &Bytes, meta: Option<Arc<FrameMeta>>) {
+        if let (Some(sink), Some(meta)) = (&self.meta_sink, meta) {
+            sink.attach(frame, meta);
+        }
+    }
+
     /// Writes the frame at once if possible. `Ok(None)`: done; `Ok(Some)`:
     /// queue it (counted as queued); `Err`: the transport is closed.
     fn try_direct(&self, frame: Bytes) -> Result<Option<Bytes>, SendError> {
@@ -160,7 +186,18 @@ impl FrameSender {
 
     /// Queues `frame` if there is room now.
     pub fn try_send(&self, frame: Bytes) -> Result<(), SendError> {
+        self.try_send_with(frame, None)
+    }
+
+    /// [`try_send`](Self::try_send) with metadata for the transport (see
+    /// [`FrameMeta`]); a transport without a sink ignores it.
+    pub fn try_send_with(
+        &self,
+        frame: Bytes,
+        meta: Option<Arc<FrameMeta>>,
+    ) -> Result<(), SendError> {
         let frame = self.check(frame)?;
+        self.attach(&frame, meta);
         let Some(frame) = self.try_direct(frame)? else {
             return Ok(());
         };
@@ -176,7 +213,18 @@ impl FrameSender {
     /// Queues `frame`, waiting for room. Cancel-safe: if the future is dropped
     /// before it completes, the frame was not queued.
     pub async fn send(&self, frame: Bytes) -> Result<(), SendError> {
+        self.send_with(frame, None).await
+    }
+
+    /// [`send`](Self::send) with metadata for the transport (see
+    /// [`FrameMeta`]); a transport without a sink ignores it.
+    pub async fn send_with(
+        &self,
+        frame: Bytes,
+        meta: Option<Arc<FrameMeta>>,
+    ) -> Result<(), SendError> {
         let frame = self.check(frame)?;
+        self.attach(&frame, meta);
         let Some(frame) = self.try_direct(frame)? else {
             return Ok(());
         };
@@ -329,6 +377,45 @@ mod tests {
         assert!(
             matches!(tx.try_send(Bytes::from_static(b"c1")), Err(SendError::Closed(f)) if f == "c1")
         );
+    }
+
+    /// Records what it was given.
+    #[derive(Debug, Default)]
+    struct Sink(std::sync::Mutex<Vec<(Bytes, Arc<FrameMeta>)>>);
+
+    impl FrameMetaSink for Sink {
+        fn attach(&self, frame: &Bytes, meta: Arc<FrameMeta>) {
+            self.0.lock().unwrap().push((frame.clone(), meta));
+        }
+    }
+
+    #[tokio::test]
+    async fn metadata_reaches_the_sink_before_its_frame_and_only_checked_frames() {
+        let sink = Arc::new(Sink::default());
+        let (tx, mut rx) = FrameSender::channel(4);
+        // Without a sink, metadata is dropped and the frame still goes.
+        let meta = Arc::new(FrameMeta::new().header("Mcp-Method", "ping"));
+        tx.send_with(Bytes::from_static(b"a"), Some(meta.clone()))
+            .await
+            .unwrap();
+        assert!(!tx.wants_meta());
+        let tx = tx.max_frame_len(4).meta_sink(sink.clone());
+        assert!(tx.wants_meta());
+        tx.try_send_with(Bytes::from_static(b"b"), Some(meta.clone()))
+            .unwrap();
+        tx.send_with(Bytes::from_static(b"c"), None).await.unwrap();
+        assert!(matches!(
+            tx.send_with(Bytes::from_static(b"12345"), Some(meta.clone()))
+                .await,
+            Err(SendError::TooLarge(..))
+        ));
+        let seen = sink.0.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "only the checked frame with metadata");
+        assert_eq!(seen[0].0, "b");
+        assert_eq!(seen[0].1.get("mcp-method"), Some("ping"));
+        for want in ["a", "b", "c"] {
+            assert_eq!(rx.recv().await.unwrap(), want);
+        }
     }
 
     #[cfg(feature = "direct-send")]

@@ -17,9 +17,9 @@ use crate::legacy::{Legacy, LegacyStream};
 use crate::mode::HttpMode;
 use crate::outbound::Outbound;
 use crate::request::{Build, send_with_retry};
-use crate::response::status_error;
+use crate::response::{rpc_error_answer, status_error};
 use crate::session::{SessionSnapshot, Shared};
-use crate::streamable::{DirectPost, Streamable};
+use crate::streamable::{DirectPost, Streamable, settle_mode};
 
 /// How a transport starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -160,7 +160,7 @@ impl Driver {
     /// event on a GET of the same URL.
     async fn probe(&self, frame: Bytes) -> Probe {
         let ctx = &self.ctx;
-        let kind = Outbound::classify(&frame);
+        let kind = ctx.shared.metas.classify(&frame);
         let build = Build::Post {
             frame: &frame,
             kind: &kind,
@@ -177,6 +177,16 @@ impl Driver {
             return Probe::Streamable(Some((resp, frame, kind)));
         }
         let original = status_error(resp).await;
+        // A JSON-RPC error for the probe is a Streamable HTTP server of the
+        // stateless revision refusing it (an unsupported version, say): its
+        // answer, and no reason to look for a legacy stream.
+        if let Outbound::Request { id, .. } = &kind {
+            if let Some(body) = rpc_error_answer(&original, id) {
+                settle_mode(ctx);
+                ctx.events.frame(body).await;
+                return Probe::Streamable(None);
+            }
+        }
         match LegacyStream::open(ctx).await {
             Ok(stream) => {
                 tracing::debug!(url = %ctx.url, "falling back to HTTP+SSE");

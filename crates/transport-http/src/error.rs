@@ -218,6 +218,11 @@ impl From<Error> for TransportError {
             Error::Authorization(_) | Error::AuthorizationFailed { .. } => {
                 TransportError::Unauthorized(Arc::new(e))
             }
+            // The request was taken and its answer stream broke.
+            Error::StreamEnded => TransportError::Lost(Arc::new(e)),
+            Error::RetriesExhausted(ref inner) if matches!(**inner, Error::StreamEnded) => {
+                TransportError::Lost(Arc::new(e))
+            }
             // The last status or timeout matters more to the caller than the
             // fact that retries ran out: keep it typed.
             Error::RetriesExhausted(inner)

@@ -48,6 +48,7 @@ mod driver;
 mod error;
 mod events;
 mod fetch;
+mod frame_meta;
 mod legacy;
 mod mode;
 mod outbound;

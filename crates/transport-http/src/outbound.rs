@@ -12,7 +12,10 @@
 use std::fmt;
 
 use bytes::Bytes;
+use std::sync::Arc;
+
 use mcpwire_codec::jsonrpc::Id;
+use mcpwire_transport::FrameMeta;
 use serde::Deserializer as _;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -22,8 +25,13 @@ use serde_json::value::RawValue;
 /// change the transport's own state.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Outbound {
-    /// A request: an answer (JSON or SSE) is expected on its POST.
-    Request { id: Id, initialize: bool },
+    /// A request: an answer (JSON or SSE) is expected on its POST. `meta`
+    /// is what its sender attached (see `crate::frame_meta`).
+    Request {
+        id: Id,
+        initialize: bool,
+        meta: Option<Arc<FrameMeta>>,
+    },
     /// A notification; `initialized` opens the GET stream.
     Notification { initialized: bool },
     /// A response, a batch, or something we cannot read: posted as is.
@@ -39,6 +47,7 @@ impl Outbound {
                 return Outbound::Request {
                     id,
                     initialize: method == b"initialize",
+                    meta: None,
                 };
             }
         }
@@ -56,6 +65,7 @@ impl Outbound {
                 Some(id) => Outbound::Request {
                     id,
                     initialize: method == "initialize",
+                    meta: None,
                 },
                 None => Outbound::Other,
             },
@@ -242,7 +252,8 @@ mod tests {
             classify(r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"echo"}}"#),
             Outbound::Request {
                 id: Id::Number(7),
-                initialize: false
+                initialize: false,
+                meta: None,
             }
         );
         // The params are not read once id and method are known.
@@ -250,7 +261,8 @@ mod tests {
             classify(r#"{"jsonrpc":"2.0","id":"a\"b","method":"initialize","params":{"#),
             Outbound::Request {
                 id: Id::from("a\"b"),
-                initialize: true
+                initialize: true,
+                meta: None,
             }
         );
         // Members in another order, and an escaped method name.
@@ -258,7 +270,8 @@ mod tests {
             classify(r#" {"params":{"x":[1,{"y":null}]},"method":"init\u0069alize","id":0}"#),
             Outbound::Request {
                 id: Id::Number(0),
-                initialize: true
+                initialize: true,
+                meta: None,
             }
         );
     }
@@ -322,7 +335,8 @@ mod tests {
             classify(r#"{"method":"ping","params":{},"id":3}"#),
             Outbound::Request {
                 id: Id::Number(3),
-                initialize: false
+                initialize: false,
+                meta: None,
             }
         );
         // Cut short before we know there is no id: not a notification.

@@ -14,6 +14,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body_util::Full;
 use hyper::body::Incoming;
 use mcpwire_auth::{AuthRound, Challenged};
+use mcpwire_transport::FrameMeta;
 
 use crate::context::Ctx;
 use crate::error::Error;
@@ -59,6 +60,12 @@ impl Build<'_> {
                 if !kind.is_initialize() {
                     session_headers(headers, snap);
                 }
+                if let Outbound::Request {
+                    meta: Some(meta), ..
+                } = kind
+                {
+                    meta_headers(headers, meta);
+                }
                 req
             }
             Build::LegacyPost { endpoint, frame } => {
@@ -83,6 +90,24 @@ impl Build<'_> {
                 session_headers(req.headers_mut(), snap);
                 req
             }
+        }
+    }
+}
+
+/// The client's header fields for this request (see `crate::frame_meta`),
+/// after the session's: a `MCP-Protocol-Version` among them replaces the
+/// session's. A field that is not a valid header is dropped, with a debug
+/// line; the request still goes.
+fn meta_headers(headers: &mut HeaderMap, meta: &FrameMeta) {
+    for (name, value) in meta.headers() {
+        match (
+            HeaderName::from_bytes(name.as_bytes()),
+            HeaderValue::from_str(value),
+        ) {
+            (Ok(name), Ok(value)) => {
+                headers.insert(name, value);
+            }
+            _ => tracing::debug!(name, "dropping a header field that is not valid HTTP"),
         }
     }
 }

@@ -9,6 +9,7 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, Response};
 use http_body_util::BodyExt;
 use hyper::body::Incoming;
+use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::HttpStatus;
 
 use crate::Error;
@@ -87,6 +88,31 @@ async fn error_body(mut body: Incoming) -> String {
     };
     let _ = tokio::time::timeout(Duration::from_secs(2), read).await;
     String::from_utf8_lossy(&kept).into_owned()
+}
+
+/// The JSON-RPC error response to the request `id`, if that is what the
+/// body of the error answer `error` is. A server of the stateless revision
+/// refuses a request with a 4xx status and such a body (400 for an
+/// unsupported version or mismatched headers, 404 for a method it does not
+/// have): that is the request's answer, not a transport failure. An error
+/// for another id (or none, as servers of earlier revisions send for a
+/// missing session) is not.
+pub(crate) fn rpc_error_answer(error: &Error, id: &Id) -> Option<Bytes> {
+    let status = error.status()?;
+    if !(400..500).contains(&status.status) {
+        return None;
+    }
+    let body = status.body.trim();
+    let value: serde_json::Value = serde_json::from_str(body).ok()?;
+    let is_error = value
+        .get("error")
+        .and_then(|e| e.get("code"))
+        .is_some_and(serde_json::Value::is_i64);
+    let same_id = value
+        .get("id")
+        .and_then(|v| serde_json::from_value::<Id>(v.clone()).ok())
+        .is_some_and(|got| got == *id);
+    (is_error && same_id).then(|| Bytes::copy_from_slice(body.as_bytes()))
 }
 
 /// `Retry-After` as delta-seconds or an HTTP date.

@@ -4,6 +4,7 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 use http::{HeaderValue, Uri};
 
 use crate::HttpMode;
+use crate::frame_meta::Metas;
 
 /// State shared by a transport's handle, its driver and its stream tasks.
 ///
@@ -17,6 +18,8 @@ pub(crate) struct Shared {
     mode: AtomicU8,
     generation: AtomicU64,
     state: Mutex<SessionSnapshot>,
+    /// The client's metadata for requests not yet posted.
+    pub(crate) metas: std::sync::Arc<Metas>,
 }
 
 /// The per-session values every request carries.
@@ -36,6 +39,7 @@ impl Shared {
             mode: AtomicU8::new(mode.map_or(0, HttpMode::code)),
             generation: AtomicU64::new(0),
             state: Mutex::new(SessionSnapshot::default()),
+            metas: Default::default(),
         }
     }
 

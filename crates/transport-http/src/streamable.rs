@@ -27,6 +27,7 @@ use crate::session::SessionSnapshot;
 
 pub(crate) use direct::DirectPost;
 use exchange::{answer, exchange};
+pub(crate) use session::settle_mode;
 
 /// How long the first request after `initialized` waits for the GET stream's
 /// answer.
@@ -108,7 +109,7 @@ impl Streamable {
     /// a notification such as `initialized` reaches the server before the
     /// requests queued after it.
     async fn send(&mut self, frame: Bytes) -> Option<Exchange> {
-        let kind = Outbound::classify(&frame);
+        let kind = self.ctx.shared.metas.classify(&frame);
         self.ctx.shared.refresh(&mut self.snap);
         let build = Build::Post {
             frame: &frame,
@@ -211,7 +212,7 @@ impl Streamable {
         let flush = async {
             while let Some(frame) = rx.recv().await {
                 direct.unqueue();
-                let kind = Outbound::classify(&frame);
+                let kind = ctx.shared.metas.classify(&frame);
                 let build = Build::Post {
                     frame: &frame,
                     kind: &kind,

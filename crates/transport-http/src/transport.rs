@@ -147,7 +147,9 @@ impl HttpTransport {
         );
         let direct = driver.direct();
         let (sender, rx) = FrameSender::channel(config.queue_capacity);
-        let mut sender = sender.max_frame_len(config.max_frame_len);
+        let mut sender = sender
+            .max_frame_len(config.max_frame_len)
+            .meta_sink(shared.metas.clone());
         match start {
             Start::ReceiveOnly => sender = sender.receive_only(),
             // Only Streamable HTTP posts directly; the automatic start

@@ -155,3 +155,62 @@ pub struct InitializeResult {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// `server/discover` result (the 2026-07-28 revision): the versions,
+/// capabilities and identity of a stateless server.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct DiscoverResult {
+    /// The protocol versions the server supports.
+    #[serde(rename = "supportedVersions")]
+    pub supported_versions: Vec<String>,
+    /// The server's capabilities.
+    #[serde(default)]
+    pub capabilities: ServerCapabilities,
+    /// Who the server is, when sent as a member of the result (the
+    /// revision puts it in `_meta` as `io.modelcontextprotocol/serverInfo`;
+    /// [`server_info`](Self::server_info) reads either).
+    #[serde(
+        rename = "serverInfo",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub server_info: Option<Implementation>,
+    /// How to use the server, for a model's system prompt.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub instructions: Option<String>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this version does not know (`ttlMs`, `cacheScope`...).
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
+impl DiscoverResult {
+    /// Who the server says it is: `_meta`'s
+    /// `io.modelcontextprotocol/serverInfo`, else a `serverInfo` member.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.meta
+            .as_ref()
+            .and_then(|m| m.get("io.modelcontextprotocol/serverInfo"))
+            .and_then(|v| serde_json::from_value(v.clone()).ok())
+            .or_else(|| self.server_info.clone())
+    }
+
+    /// The description of the server the rest of the client works from,
+    /// at the version chosen.
+    pub(crate) fn into_session(self, version: &str) -> InitializeResult {
+        let server_info = self
+            .server_info()
+            .unwrap_or_else(|| Implementation::new("unknown", ""));
+        InitializeResult {
+            protocol_version: version.to_owned(),
+            capabilities: self.capabilities,
+            server_info,
+            instructions: self.instructions,
+            meta: self.meta,
+            extra: self.extra,
+        }
+    }
+}

@@ -21,8 +21,8 @@ pub use content::{
     ContentBlock, EmbeddedResource, MediaContent, ResourceContents, ResourceLink, TextContent,
 };
 pub use init::{
-    ClientCapabilities, Implementation, InitializeParams, InitializeResult, ListCapability,
-    ServerCapabilities,
+    ClientCapabilities, DiscoverResult, Implementation, InitializeParams, InitializeResult,
+    ListCapability, ServerCapabilities,
 };
 pub use page::{
     ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Page,

@@ -245,7 +245,7 @@ impl DirectSend for DirectPost {
         {
             return self.queue(frame);
         }
-        let kind = Outbound::classify(&frame);
+        let kind = self.ctx.shared.metas.classify(&frame);
         if !matches!(
             kind,
             Outbound::Request {

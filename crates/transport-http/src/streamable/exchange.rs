@@ -14,9 +14,9 @@ use crate::context::Ctx;
 use crate::error::Error;
 use crate::outbound::Outbound;
 use crate::request::{Build, MCP_SESSION_ID, send_with_retry};
-use crate::response::{Media, read_body, status_error};
+use crate::response::{Media, read_body, rpc_error_answer, status_error};
 use crate::streamable::session::{
-    capture_protocol_version, capture_session, expire, session_unknown,
+    capture_protocol_version, capture_session, expire, session_unknown, settle_mode,
 };
 use crate::streamable::stream::answer_stream;
 
@@ -53,6 +53,17 @@ pub(crate) async fn answer(
     let status = resp.status();
     if !status.is_success() {
         let error = status_error(resp).await;
+        // A JSON-RPC error for this request is its answer: a 404 with
+        // `-32601` is a method the server does not have, not an expired
+        // session.
+        if let Some(body) = match &kind {
+            Outbound::Request { id, .. } => rpc_error_answer(&error, id),
+            _ => None,
+        } {
+            settle_mode(ctx);
+            ctx.events.frame(body).await;
+            return true;
+        }
         if had_session && session_unknown(&error) {
             expire(ctx);
             ctx.events
@@ -66,6 +77,8 @@ pub(crate) async fn answer(
     let initialize = kind.is_initialize();
     if initialize {
         capture_session(ctx, &resp);
+    } else if matches!(kind, Outbound::Request { .. }) {
+        settle_mode(ctx);
     }
     let Outbound::Request { id, .. } = kind else {
         // A notification, response or batch: 202 with no body is the normal

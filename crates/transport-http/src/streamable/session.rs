@@ -24,6 +24,14 @@ pub(crate) fn capture_session(ctx: &Ctx, resp: &Response<Incoming>) {
         Some(_) => tracing::warn!("ignoring a session id that is not visible ASCII"),
         None => ctx.shared.update(|s| s.session_id = None),
     }
+    settle_mode(ctx);
+}
+
+/// The server answered a POST as a Streamable HTTP server does (a success,
+/// or a JSON-RPC error for the request): the first such answer settles the
+/// mode. A server of the stateless revision never answers `initialize`, so
+/// any answer counts, not only that one's.
+pub(crate) fn settle_mode(ctx: &Ctx) {
     if ctx.shared.mode().is_none() {
         ctx.shared.set_mode(HttpMode::StreamableHttp);
         ctx.client

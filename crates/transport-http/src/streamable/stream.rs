@@ -191,8 +191,12 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
         match cursor.backoff.next_delay(floor.take()) {
             Some(delay) => tokio::time::sleep(delay).await,
             None => {
+                // No request was lost (this stream carries none): not
+                // `TransportError::Lost`.
                 let error = Error::RetriesExhausted(Box::new(Error::StreamEnded));
-                ctx.events.error(error.into()).await;
+                ctx.events
+                    .error(TransportError::Other(Arc::new(error)))
+                    .await;
                 return;
             }
         }

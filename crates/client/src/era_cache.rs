@@ -1,0 +1,115 @@
+//! Which era each server speaks, remembered for the life of the process
+//! (and, if asked, in a file), so the `server/discover` probe costs once
+//! per server, not once per connection.
+//!
+//! A server is known by its transport: the command line of a stdio server,
+//! the URL of an HTTP one. Transports that name no server (an in-memory
+//! pair, a byte stream) are never cached.
+
+use std::collections::HashMap;
+use std::path::Path;
+use std::sync::OnceLock;
+
+use mcpwire_transport::TransportInfo;
+
+use crate::lock::Mutex;
+use crate::version::Era;
+
+fn table() -> &'static Mutex<HashMap<String, Era>> {
+    static TABLE: OnceLock<Mutex<HashMap<String, Era>>> = OnceLock::new();
+    TABLE.get_or_init(Default::default)
+}
+
+/// The cache key of the server behind `info`, if it names one.
+pub(crate) fn key(info: &TransportInfo) -> Option<String> {
+    match info.kind {
+        "stdio" => Some(format!("stdio {}", info.peer)),
+        "http" | "streamable-http" | "sse" => Some(format!("http {}", info.peer)),
+        _ => None,
+    }
+}
+
+/// What is known of `key`: this process's memory first, then `file`.
+pub(crate) fn lookup(key: &str, file: Option<&Path>) -> Option<Era> {
+    if let Some(era) = table().lock().get(key).copied() {
+        return Some(era);
+    }
+    let era = read_file(file?).remove(key)?;
+    table().lock().insert(key.to_owned(), era);
+    Some(era)
+}
+
+/// Remembers that `key` speaks `era` (and writes it to `file`, if given; a
+/// file that cannot be written is logged and otherwise ignored).
+pub(crate) fn remember(key: &str, era: Era, file: Option<&Path>) {
+    table().lock().insert(key.to_owned(), era);
+    let Some(file) = file else { return };
+    let mut all = read_file(file);
+    all.insert(key.to_owned(), era);
+    let map: serde_json::Map<String, serde_json::Value> = all
+        .into_iter()
+        .map(|(k, e)| (k, serde_json::Value::from(e.as_str())))
+        .collect();
+    let text = serde_json::Value::Object(map).to_string();
+    if let Err(e) = std::fs::write(file, text) {
+        tracing::warn!(file = %file.display(), error = %e, "could not persist the era cache");
+    }
+}
+
+/// Forgets `key` (the cached era turned out wrong).
+pub(crate) fn forget(key: &str) {
+    table().lock().remove(key);
+}
+
+fn read_file(file: &Path) -> HashMap<String, Era> {
+    let Ok(text) = std::fs::read_to_string(file) else {
+        return HashMap::new();
+    };
+    let Ok(serde_json::Value::Object(map)) = serde_json::from_str(&text) else {
+        tracing::warn!(file = %file.display(), "ignoring an era cache file that is not a JSON object");
+        return HashMap::new();
+    };
+    map.into_iter()
+        .filter_map(|(k, v)| match v.as_str() {
+            Some("modern") => Some((k, Era::Modern)),
+            Some("legacy") => Some((k, Era::Legacy)),
+            _ => None,
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_named_servers_have_a_key() {
+        assert_eq!(
+            key(&TransportInfo::new("stdio", "srv --x")).as_deref(),
+            Some("stdio srv --x")
+        );
+        assert_eq!(
+            key(&TransportInfo::new("http", "http://h/mcp")),
+            key(&TransportInfo::new("streamable-http", "http://h/mcp"))
+        );
+        assert_eq!(key(&TransportInfo::new("memory", "in-memory peer")), None);
+    }
+
+    #[test]
+    fn a_persisted_era_survives_the_process_table() {
+        let dir = std::env::temp_dir().join(format!("mcpwire-era-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("eras.json");
+        remember("stdio persisted-test", Era::Modern, Some(&file));
+        forget("stdio persisted-test");
+        assert_eq!(lookup("stdio persisted-test", None), None);
+        assert_eq!(
+            lookup("stdio persisted-test", Some(&file)),
+            Some(Era::Modern)
+        );
+        std::fs::write(&file, "not json").unwrap();
+        forget("stdio persisted-test");
+        assert_eq!(lookup("stdio persisted-test", Some(&file)), None);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}

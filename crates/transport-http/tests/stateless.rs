@@ -1,0 +1,113 @@
+//! What the transport does for the stateless revision (2026-07-28): frame
+//! metadata as request headers, JSON-RPC errors at 4xx as the request's
+//! answer (a 404 with `-32601` is not an expired session), and the mode
+//! settled without `initialize`.
+
+mod support;
+
+use std::sync::Arc;
+
+use mcpwire_http::{HttpMode, HttpTransport};
+use mcpwire_transport::{FrameMeta, Transport, TransportError, TransportEvent};
+use support::*;
+
+const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#;
+
+fn meta() -> Arc<FrameMeta> {
+    Arc::new(
+        FrameMeta::new()
+            .header("MCP-Protocol-Version", "2026-07-28")
+            .header("Mcp-Method", "server/discover")
+            .header("Bad Header", "dropped, not fatal"),
+    )
+}
+
+#[tokio::test]
+async fn frame_metadata_becomes_headers_of_its_post_and_settles_the_mode() {
+    let server = Server::start(|seen| async move {
+        match seen.rpc_method().as_deref() {
+            Some("server/discover") => {
+                Reply::json(&result(7, r#"{"supportedVersions":["2026-07-28"]}"#))
+            }
+            _ => Reply::new(404),
+        }
+    })
+    .await;
+    // The automatic start: no initialize ever, yet the mode settles.
+    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    t.sender()
+        .send_with(frame(DISCOVER), Some(meta()))
+        .await
+        .unwrap();
+    let answer = next_frame(&mut t).await;
+    assert_eq!(answer["id"], 7);
+    let post = &server.seen()[0];
+    assert_eq!(post.header("mcp-protocol-version"), Some("2026-07-28"));
+    assert_eq!(post.header("mcp-method"), Some("server/discover"));
+    assert_eq!(t.mode(), Some(HttpMode::StreamableHttp));
+}
+
+#[tokio::test]
+async fn a_json_rpc_error_at_400_during_the_probe_is_the_answer_not_a_fallback() {
+    let server = Server::start(|seen| async move {
+        match seen.method.as_str() {
+            "POST" => Reply::new(400)
+                .header("content-type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":7,"error":{"code":-32022,"message":"Unsupported protocol version","data":{"supported":["2026-07-28"]}}}"#),
+            _ => Reply::new(500).body("no GET expected"),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    t.sender().send(frame(DISCOVER)).await.unwrap();
+    let answer = next_frame(&mut t).await;
+    assert_eq!(answer["error"]["code"], -32022);
+    assert!(
+        server.seen().iter().all(|s| s.method == "POST"),
+        "no legacy SSE probe"
+    );
+}
+
+#[tokio::test]
+async fn a_404_with_method_not_found_is_not_a_session_expiry() {
+    let server = Server::start(|seen| async move {
+        match seen.rpc_method().as_deref() {
+            Some("initialize") => Reply::json(&init_result(0)).header("mcp-session-id", "s1"),
+            Some("tools/list") => Reply::new(404)
+                .header("content-type", "application/json")
+                .body(r#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"Method not found"}}"#),
+            _ => Reply::new(202),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    tx.send(frame(LIST)).await.unwrap();
+    let answer = next_frame(&mut t).await;
+    assert_eq!(answer["error"]["code"], -32601);
+    assert_eq!(t.session_id().as_deref(), Some("s1"), "the session stays");
+    // An error for another id (or none) keeps the old meaning.
+    let server = Server::start(|seen| async move {
+        match seen.rpc_method().as_deref() {
+            Some("initialize") => Reply::json(&init_result(0)).header("mcp-session-id", "s1"),
+            Some("tools/list") => Reply::new(404)
+                .body(r#"{"jsonrpc":"2.0","id":null,"error":{"code":-32001,"message":"Session not found"}}"#),
+            _ => Reply::new(202),
+        }
+    })
+    .await;
+    let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    tx.send(frame(LIST)).await.unwrap();
+    match next(&mut t).await {
+        TransportEvent::Undelivered {
+            error: TransportError::SessionExpired,
+            ..
+        } => {}
+        other => panic!("expected SessionExpired, got {other:?}"),
+    }
+}
