@@ -48,12 +48,23 @@ impl Client {
 
     /// Follows `nextCursor` until the last page.
     async fn walk<R: Page>(&self) -> Result<Vec<R::Item>, Error> {
+        let first = self.page::<R>(None).await?;
+        self.walk_from(first).await
+    }
+
+    /// Follows `nextCursor` from the `first` page until the last page.
+    async fn walk_from<R: Page>(&self, first: R) -> Result<Vec<R::Item>, Error> {
         let method = R::METHOD;
         let mut all = Vec::new();
+        let mut page = Some(first);
         let mut cursor = None;
         let mut seen = HashSet::new();
         for _ in 0..MAX_PAGES {
-            let (items, next) = self.page::<R>(cursor).await?.into_parts();
+            let this = match page.take() {
+                Some(p) => p,
+                None => self.page::<R>(cursor).await?,
+            };
+            let (items, next) = this.into_parts();
             all.extend(items);
             match next {
                 // A cursor seen before would loop forever.
@@ -88,9 +99,34 @@ impl Client {
     /// Every tool, following cursors. Refreshes the cache that output
     /// validation and replay decisions use.
     pub async fn list_all_tools(&self) -> Result<Vec<Tool>, Error> {
-        let generation = self.inner.hub.tools.generation();
-        let tools = self.walk::<ListToolsResult>().await?;
-        self.inner.hub.tools.store(generation, &tools);
+        let cache = &self.inner.hub.tools;
+        let generation = cache.generation();
+        // The first page is sent here rather than by the walker so that its
+        // id is known: a `list_changed` that arrives before its answer is
+        // reflected in it and does not make the listing stale.
+        let engine = self.engine()?;
+        let opts = RequestOptions::new();
+        let request = engine.encode_request(
+            ListToolsResult::METHOD,
+            Some(&PaginatedParams::default()),
+            &opts,
+        )?;
+        let first_page = request.id();
+        cache.begin_listing(first_page);
+        let first: ListToolsResult = engine
+            .call_encoded(
+                request,
+                Cow::Borrowed(ListToolsResult::METHOD),
+                &opts,
+                true,
+                true,
+            )
+            .await?
+            .deserialize()
+            .map_err(|e| Error::decode(ListToolsResult::METHOD, e))?;
+        drop(engine);
+        let tools = self.walk_from(first).await?;
+        cache.store(generation, first_page, &tools);
         Ok(tools)
     }
 

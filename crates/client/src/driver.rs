@@ -149,6 +149,9 @@ fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Di
     match msg {
         Message::Response(Response { id, outcome }) => match id {
             Some(Id::Number(n)) => {
+                // Before the caller can see the answer: what the tool cache
+                // learns of its order against `list_changed`.
+                hub.tools.answered(n);
                 let outcome = outcome.map_err(Error::server);
                 if !engine.complete(n, outcome) {
                     tracing::debug!(id = n, "response to no pending request (late or unknown)");

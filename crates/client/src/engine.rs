@@ -702,6 +702,13 @@ pub(crate) struct EncodedRequest {
     frame: Bytes,
 }
 
+impl EncodedRequest {
+    /// The request's id.
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+}
+
 fn encode<P: Serialize + ?Sized>(
     id: i64,
     method: &str,
