@@ -168,7 +168,7 @@ fn runs(client: &str, transport: &str, workload: &str) -> bool {
     client != "tokio" || (transport == "stdio" && workload.starts_with("w2"))
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 

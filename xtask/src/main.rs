@@ -8,6 +8,7 @@
 //!   transport.
 //! - `bench`: mcpwire against rmcp and a raw baseline; writes
 //!   `docs/benchmarks.md`.
+//! - `faults`: misbehaving servers and networks; one line per case.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 
@@ -17,6 +18,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod conformance;
+mod faults;
 mod fuzz;
 mod interop;
 mod servers;
@@ -30,8 +32,9 @@ fn main() -> ExitCode {
         Some("interop") => interop::interop(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
+        Some("faults") => faults::faults(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench|faults>");
             return ExitCode::from(2);
         }
     };

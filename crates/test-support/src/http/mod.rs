@@ -10,5 +10,5 @@
 mod server;
 mod tls;
 
-pub use server::{ChanBody, Chunk, Reply, Seen, Server};
+pub use server::{ChanBody, Chunk, Generator, Reply, Seen, Server};
 pub use tls::{TestCert, TestTls};

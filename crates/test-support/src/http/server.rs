@@ -69,6 +69,19 @@ pub enum Chunk {
     Hold,
     /// Sends what arrives on the channel, until it closes.
     Feed(Arc<Mutex<Option<mpsc::UnboundedReceiver<String>>>>),
+    /// Sends `f(0)`, `f(1)`, ... until `f` returns `None`, each piece made
+    /// only once the previous one was taken: a long body never held whole.
+    Generate(Generator),
+}
+
+/// The piece maker of [`Chunk::Generate`].
+#[derive(Clone)]
+pub struct Generator(pub Arc<dyn Fn(usize) -> Option<Bytes> + Send + Sync>);
+
+impl std::fmt::Debug for Generator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Generator")
+    }
 }
 
 /// A scripted answer.
@@ -155,6 +168,12 @@ impl Reply {
         self
     }
 
+    /// Sends the pieces `f` makes, one at a time, until it returns `None`.
+    pub fn generate(mut self, f: impl Fn(usize) -> Option<Bytes> + Send + Sync + 'static) -> Self {
+        self.chunks.push(Chunk::Generate(Generator(Arc::new(f))));
+        self
+    }
+
     /// Keeps the body open until the client goes away.
     pub fn hold(mut self) -> Self {
         self.chunks.push(Chunk::Hold);
@@ -216,7 +235,17 @@ impl Server {
         F: Fn(Seen) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + Send + 'static,
     {
-        Self::start_inner(handler, None, "127.0.0.1:0".parse().unwrap()).await
+        Self::start_inner(handler, None, "127.0.0.1:0".parse().unwrap(), true).await
+    }
+
+    /// Starts a plain-HTTP server whose sockets keep Nagle's algorithm on
+    /// (no `TCP_NODELAY`), as tokio's and hyper-util's defaults leave them.
+    pub async fn start_nagle<F, Fut>(handler: F) -> Server
+    where
+        F: Fn(Seen) -> Fut + Send + Sync + 'static,
+        Fut: Future<Output = Reply> + Send + 'static,
+    {
+        Self::start_inner(handler, None, "127.0.0.1:0".parse().unwrap(), false).await
     }
 
     /// Starts a plain-HTTP server on `addr` (a port a dropped server used:
@@ -226,7 +255,7 @@ impl Server {
         F: Fn(Seen) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + Send + 'static,
     {
-        Self::start_inner(handler, None, addr).await
+        Self::start_inner(handler, None, addr, true).await
     }
 
     /// Starts an HTTPS server with a certificate from a fresh test CA; ALPN
@@ -246,16 +275,21 @@ impl Server {
         F: Fn(Seen) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + Send + 'static,
     {
-        Self::start_inner(handler, Some(tls), "127.0.0.1:0".parse().unwrap()).await
+        Self::start_inner(handler, Some(tls), "127.0.0.1:0".parse().unwrap(), true).await
     }
 
-    async fn start_inner<F, Fut>(handler: F, tls: Option<TestTls>, addr: SocketAddr) -> Server
+    async fn start_inner<F, Fut>(
+        handler: F,
+        tls: Option<TestTls>,
+        addr: SocketAddr,
+        nodelay: bool,
+    ) -> Server
     where
         F: Fn(Seen) -> Fut + Send + Sync + 'static,
         Fut: Future<Output = Reply> + Send + 'static,
     {
         let handler: Handler = Arc::new(move |seen| Box::pin(handler(seen)));
-        let listener = TcpListener::bind(addr).await.unwrap();
+        let listener = bind(addr).await;
         let addr = listener.local_addr().unwrap();
         let seen = Arc::new(Mutex::new(Vec::new()));
         let connections = Arc::new(AtomicUsize::new(0));
@@ -279,7 +313,9 @@ impl Server {
                     connections.fetch_add(1, Ordering::SeqCst);
                     // Scripted bodies go out in several writes: without
                     // no-delay, Nagle and delayed ACKs would add 40 ms.
-                    let _ = stream.set_nodelay(true);
+                    if nodelay {
+                        let _ = stream.set_nodelay(true);
+                    }
                     let handler = handler.clone();
                     let seen = seen.clone();
                     let acceptor = acceptor.clone();
@@ -401,6 +437,16 @@ async fn serve(
                     tx.closed().await;
                     return;
                 }
+                Chunk::Generate(Generator(f)) => {
+                    let mut i = 0;
+                    while let Some(piece) = f(i) {
+                        if tx.send(Ok(piece)).await.is_err() {
+                            return;
+                        }
+                        chunks.fetch_add(1, Ordering::SeqCst);
+                        i += 1;
+                    }
+                }
                 Chunk::Feed(feed) => {
                     let Some(mut rx) = feed.lock().unwrap().take() else {
                         continue;
@@ -423,4 +469,21 @@ async fn serve(
         }
     });
     Ok(resp)
+}
+
+/// Binds `addr`; a fixed port a dropped server held may take a moment to be
+/// released (its accept task ends on its next poll), so that is retried for
+/// up to 2 s.
+async fn bind(addr: SocketAddr) -> TcpListener {
+    let deadline = std::time::Instant::now() + Duration::from_secs(2);
+    loop {
+        match TcpListener::bind(addr).await {
+            Ok(l) => return l,
+            Err(e) if addr.port() != 0 && std::time::Instant::now() < deadline => {
+                let _ = e;
+                tokio::time::sleep(Duration::from_millis(10)).await;
+            }
+            Err(e) => panic!("cannot bind {addr}: {e}"),
+        }
+    }
 }
