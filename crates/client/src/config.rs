@@ -115,7 +115,8 @@ impl ClientConfig {
 
     /// Capacity of each notification queue (log messages, resource updates,
     /// other notifications). When a queue is full the oldest entry is dropped
-    /// and counted. Default: 1024.
+    /// and counted. Default: 1024. A queue's memory (all its slots) is taken
+    /// when it is first subscribed to, not before.
     pub fn notification_capacity(mut self, n: usize) -> Self {
         self.notification_capacity = n.max(1);
         self
