@@ -12,7 +12,7 @@
 use bytes::{BufMut, Bytes, BytesMut};
 use libfuzzer_sys::fuzz_target;
 use mcpwire_client::types::{
-    Cancelled, CallToolResult, CompleteResult, CreateMessageParams, ElicitParams, EmptyResult,
+    CallToolResult, Cancelled, CompleteResult, CreateMessageParams, ElicitParams, EmptyResult,
     GetPromptResult, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListRootsResult, ListToolsResult, LogMessage, Progress,
     ReadResourceResult, ResourceUpdated,

@@ -15,7 +15,14 @@ use std::process::{Command, Stdio};
 use super::{cargo, run};
 
 /// The fuzz targets, as named in `fuzz/Cargo.toml`.
-const TARGETS: &[&str] = &["line", "content_length", "sse", "envelope", "typed_results"];
+const TARGETS: &[&str] = &[
+    "line",
+    "content_length",
+    "sse",
+    "envelope",
+    "typed_results",
+    "http_answer",
+];
 
 /// How long a run lasts unless `--seconds` says otherwise.
 const DEFAULT_SECONDS: u64 = 60;
@@ -123,6 +130,14 @@ fn seed_corpus(root: &Path, target: &str) -> Result<(), String> {
             br#"{"resources":[{"uri":"file:///a","name":"a","mimeType":"text/plain","size":3}],"resourceTemplates":[{"uriTemplate":"file:///{p}","name":"t"}],"prompts":[{"name":"p","arguments":[{"name":"a","required":true}]}]}"#,
             br#"{"contents":[{"uri":"file:///a","text":"hello"},{"uri":"file:///b","blob":"AA==","mimeType":"application/octet-stream"}],"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"completion":{"values":["a"],"total":1,"hasMore":false}}"#,
             br#"{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10,"message":"m","requestedSchema":{"type":"object","properties":{}},"level":"info","data":{"k":1},"progressToken":1,"progress":0.5,"total":1,"uri":"file:///a","requestId":3,"reason":"r","roots":[{"uri":"file:///"}]}"#,
+        ],
+        // Three write sizes, then the raw answer to `initialize`.
+        "http_answer" => &[
+            b"\x00\x03\x40HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"serverInfo\":{}}}",
+            b"\x01\x02\x05HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n1a\r\nid: 0\nretry: 3000\ndata: \n\n\r\n35\r\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n\r\n2c\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n\r\n0\r\n\r\n",
+            b"\x10\x10\x10HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n",
+            b"\x10\x10\x10HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\n\r\n<html></html>",
+            b"\x02\x02\x02HTTP/1.1 202 Accepted\r\n\r\n",
         ],
         _ => &[],
     };
