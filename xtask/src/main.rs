@@ -9,6 +9,7 @@
 //! - `bench`: mcpwire against rmcp and a raw baseline; writes
 //!   `docs/benchmarks.md`.
 //! - `faults`: misbehaving servers and networks; one line per case.
+//! - `soak`: many short sessions with injected crashes; checks for leaks.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 
@@ -33,8 +34,9 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
+        Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench|faults>");
+            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench|faults|soak>");
             return ExitCode::from(2);
         }
     };

@@ -171,6 +171,11 @@ impl McpHttp {
         &self.record
     }
 
+    /// Forgets the requests received so far (see [`Self::http_requests`]).
+    pub fn clear_seen(&self) {
+        self.server.clear_seen();
+    }
+
     /// Requests received, by HTTP method.
     pub fn http_requests(&self, method: &str) -> usize {
         self.server

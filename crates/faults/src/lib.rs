@@ -16,6 +16,9 @@
 //! - [`probe`]: file descriptors, processes and memory of this process.
 //! - [`runner`]: runs the cases, checks each one's criterion and the leak
 //!   checks after it, prints one line per case and `N passed, M failed`.
+//! - [`soak`]: many short stdio and HTTP sessions with a crash or a
+//!   disconnect every 50th, then the same leak checks and a bound on memory
+//!   growth.
 //! - [`client`]: the few places that connect and call, so a change of the
 //!   client's API touches one file.
 //!
@@ -27,4 +30,5 @@ pub mod http_server;
 pub mod probe;
 pub mod proxy;
 pub mod runner;
+pub mod soak;
 pub mod stdio_server;

@@ -378,6 +378,12 @@ impl Server {
         self.seen.lock().unwrap().clone()
     }
 
+    /// Forgets the requests received so far (a long-running test keeps its
+    /// memory flat).
+    pub fn clear_seen(&self) {
+        self.seen.lock().unwrap().clear();
+    }
+
     /// How many connections were accepted.
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
