@@ -152,6 +152,14 @@ pub async fn run(ctx: &Ctx, plan: Plan) -> Report {
     }
 }
 
+/// Waits for one cycle, at most 10 s, and notes its outcome.
+async fn finish(t: &mut Tally, outcome: impl std::future::Future<Output = Result<bool, String>>) {
+    let outcome = tokio::time::timeout(Duration::from_secs(10), outcome)
+        .await
+        .unwrap_or_else(|_| Err("did not finish within 10 s".into()));
+    note(t, outcome);
+}
+
 fn note(t: &mut Tally, outcome: Result<bool, String>) {
     t.cycles += 1;
     match outcome {
@@ -183,10 +191,7 @@ async fn stdio_cycle(ctx: &Ctx, t: &mut Tally) {
         client.close().await;
         out
     };
-    let outcome = tokio::time::timeout(Duration::from_secs(10), outcome)
-        .await
-        .unwrap_or_else(|_| Err("did not finish within 10 s".into()));
-    note(t, outcome);
+    finish(t, outcome).await;
 }
 
 /// One HTTP cycle; `Ok(true)` when a reset was injected and seen.
@@ -210,8 +215,5 @@ async fn http_cycle(proxy: &FaultProxy, t: &mut Tally) {
         client.close().await;
         out
     };
-    let outcome = tokio::time::timeout(Duration::from_secs(10), outcome)
-        .await
-        .unwrap_or_else(|_| Err("did not finish within 10 s".into()));
-    note(t, outcome);
+    finish(t, outcome).await;
 }
