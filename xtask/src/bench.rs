@@ -1,5 +1,6 @@
 //! `cargo xtask bench [--quick] [--transport T]... [--workload W]...
-//! [--rounds N] [--no-write]`: mcpwire against rmcp and a raw baseline.
+//! [--rounds N] [--no-write] [--density-only]`: mcpwire against rmcp and a
+//! raw baseline, then the density rows (`density.rs`).
 //!
 //! Builds `mcpwire-bench` and `mcpwire-bench-server` in release mode, then
 //! runs every (transport, workload) cell: several rounds, and in each round
@@ -32,6 +33,8 @@ const END: &str = "<!-- bench:end -->";
 
 struct Options {
     quick: bool,
+    /// Only the density rows (see `density.rs`).
+    density_only: bool,
     transports: Vec<String>,
     workloads: Vec<String>,
     rounds: usize,
@@ -41,11 +44,13 @@ struct Options {
 fn parse(args: &[String]) -> Result<Options, String> {
     let usage = || {
         "usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]... \
-         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m]... [--rounds N] [--no-write]"
+         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m]... [--rounds N] [--no-write] \
+         [--density-only]"
             .to_string()
     };
     let mut o = Options {
         quick: false,
+        density_only: false,
         transports: Vec::new(),
         workloads: Vec::new(),
         rounds: 0,
@@ -55,6 +60,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => o.quick = true,
+            "--density-only" => o.density_only = true,
             "--no-write" => o.write = false,
             "--transport" => {
                 let t = args.next().ok_or_else(usage)?;
@@ -113,6 +119,9 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let bin = target_dir(root).join("release");
     let bench_bin = bin.join("mcpwire-bench");
     let server_bin = bin.join("mcpwire-bench-server");
+    if o.density_only {
+        return super::density::density(root, &bench_bin, &server_bin, o.quick, o.write);
+    }
     let started = Instant::now();
     let mut cells: Vec<((String, String), Cell)> = Vec::new();
     for transport in &o.transports {
@@ -159,7 +168,7 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         write_section(&path, &section)?;
         eprintln!("wrote {}", path.display());
     }
-    Ok(())
+    super::density::density(root, &bench_bin, &server_bin, o.quick, o.write)
 }
 
 /// Whether `client` takes part in the cell: the tokio floor is measured for
@@ -173,7 +182,7 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 }
 
 /// Runs one benchmark process and reads its JSON line.
-fn run_one(cmd: &mut Command) -> Result<Value, String> {
+pub(crate) fn run_one(cmd: &mut Command) -> Result<Value, String> {
     let shown = display(cmd);
     let mut child = cmd
         .stdout(Stdio::piped())
@@ -536,13 +545,24 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
 
 /// Replaces the marked section of `path`, or appends it; keeps the rest.
 fn write_section(path: &Path, section: &str) -> Result<(), String> {
+    write_between(path, BEGIN, END, section)
+}
+
+/// Replaces what lies between `begin` and `end` in `path` (markers
+/// included) with `section`, or appends it; keeps the rest.
+pub(crate) fn write_between(
+    path: &Path,
+    begin: &str,
+    end: &str,
+    section: &str,
+) -> Result<(), String> {
     let old = fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".into());
-    let new = match (old.find(BEGIN), old.find(END)) {
+    let new = match (old.find(begin), old.find(end)) {
         (Some(b), Some(e)) if b < e => {
             format!(
                 "{}{section}{}",
                 &old[..b],
-                &old[e + END.len()..].trim_start_matches('\n')
+                &old[e + end.len()..].trim_start_matches('\n')
             )
         }
         _ => format!(

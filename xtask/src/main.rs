@@ -19,6 +19,7 @@ use std::process::{Command, ExitCode};
 
 mod bench;
 mod conformance;
+mod density;
 mod faults;
 mod fuzz;
 mod interop;

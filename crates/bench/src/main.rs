@@ -5,7 +5,12 @@
 //! ```text
 //! mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]
+//! mcpwire-bench --client mcpwire|rmcp --density SHAPE --sessions N --server PATH
 //! ```
+//!
+//! The second form measures density (see `density.rs`): SHAPE is
+//! `idle-http-shared`, `idle-http-per-session`, `idle-stdio` or
+//! `connect-sequential`.
 //!
 //! The clients: mcpwire (this workspace), rmcp (the official Rust SDK, from
 //! crates.io), and a raw baseline with no MCP library (hand-written
@@ -15,6 +20,7 @@
 //! same lines through tokio's pipes: the floor of any client on the runtime.
 //! All talk to the same `mcpwire-bench-server` binary.
 
+mod density;
 mod measure;
 mod raw_http;
 mod raw_stdio;
@@ -28,6 +34,7 @@ mod workload;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use density::Shape;
 use raw_tokio::RawTokio;
 use server::HttpServer;
 use via_mcpwire::Mcpwire;
@@ -40,6 +47,45 @@ struct Args {
     workload: Workload,
     server: PathBuf,
     plan: Plan,
+}
+
+/// A density run (the second form).
+struct DensityArgs {
+    client: String,
+    shape: Shape,
+    sessions: usize,
+    server: PathBuf,
+}
+
+/// Parses the second form, if `--density` is given.
+fn parse_density() -> Option<Result<DensityArgs, String>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().any(|a| a == "--density").then(|| {
+        let (mut client, mut shape, mut sessions, mut server) = (None, None, None, None);
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let value = it.next().cloned().unwrap_or_default();
+            match arg.as_str() {
+                "--client" => client = Some(value),
+                "--density" => {
+                    shape = Some(Shape::parse(&value).ok_or(format!("no density shape {value:?}"))?)
+                }
+                "--sessions" => sessions = value.parse().ok().filter(|&n: &usize| n > 0),
+                "--server" => server = Some(PathBuf::from(value)),
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        let client = client.ok_or("--client is required")?;
+        if !["mcpwire", "rmcp"].contains(&client.as_str()) {
+            return Err(format!("no density client {client:?}"));
+        }
+        Ok(DensityArgs {
+            client,
+            shape: shape.ok_or("--density is required")?,
+            sessions: sessions.ok_or("--sessions N (N > 0) is required")?,
+            server: server.ok_or("--server is required")?,
+        })
+    })
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -77,6 +123,18 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(density) = parse_density() {
+        return match density.and_then(|d| run_density(&d)) {
+            Ok(outcome) => {
+                println!("{}", serde_json::to_string(&outcome).expect("serializable"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcpwire-bench: density: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {
@@ -145,6 +203,78 @@ fn run(args: &Args) -> Result<Samples, String> {
             }
             ("tokio", _) => Err("the tokio floor runs stdio W2 only".into()),
             _ => Err("unreachable client and transport".into()),
+        }
+    });
+    drop(http);
+    result
+}
+
+fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = match args.shape.is_http() {
+        true => Some(HttpServer::start(&args.server, false)?),
+        false => None,
+    };
+    let (n, shape, name) = (args.sessions, args.shape, args.client.as_str());
+    let result = runtime.block_on(async {
+        let url = http.as_ref().map_or(String::new(), |h| h.url().to_owned());
+        let server = args.server.clone();
+        match (name, shape) {
+            ("mcpwire", Shape::HttpShared) => {
+                let client = via_mcpwire::http_client()?;
+                density::hold(name, shape, n, false, move || {
+                    let (client, url) = (client.clone(), url.clone());
+                    async move { Mcpwire::http(&client, &url).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::HttpPerSession) => {
+                density::hold(name, shape, n, false, move || {
+                    let url = url.clone();
+                    async move { Mcpwire::http(&via_mcpwire::http_client()?, &url).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::Stdio) => {
+                density::hold(name, shape, n, true, move || {
+                    let server = server.clone();
+                    async move { Mcpwire::stdio(&server).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::ConnectSequential) => {
+                let client = via_mcpwire::http_client()?;
+                density::connect_sequential(name, n, || Mcpwire::http(&client, &url)).await
+            }
+            ("rmcp", Shape::HttpShared) => {
+                let client = via_rmcp::http_client();
+                density::hold(name, shape, n, false, move || {
+                    let (client, url) = (client.clone(), url.clone());
+                    async move { Rmcp::http_with(client, &url).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::HttpPerSession) => {
+                density::hold(name, shape, n, false, move || {
+                    let url = url.clone();
+                    async move { Rmcp::http(&url).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::Stdio) => {
+                density::hold(name, shape, n, true, move || {
+                    let server = server.clone();
+                    async move { Rmcp::stdio(&server).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::ConnectSequential) => {
+                density::connect_sequential(name, n, || Rmcp::http(&url)).await
+            }
+            _ => Err("unreachable client".into()),
         }
     });
     drop(http);
