@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use libfuzzer_sys::fuzz_target;
-use mcpwire_http::{HttpClient, HttpConfig, HttpTransport, RetryPolicy};
+use mcpwire_http::{HttpClient, HttpConfig, HttpTransport, Proxy, RetryPolicy};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
@@ -80,7 +80,7 @@ fn harness() -> &'static Harness {
             addr
         });
         let config = HttpConfig::new()
-            .proxy_from_env(false)
+            .proxy(Proxy::none())
             .max_frame_len(MAX_FRAME)
             .request_timeout(Duration::from_secs(1))
             .close_timeout(Duration::from_millis(300))

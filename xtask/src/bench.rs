@@ -16,18 +16,19 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use serde_json::Value;
 
-use super::{cargo, display, run};
+use crate::cmd::{cargo, run};
+use crate::report::{run_one, write_between};
 
-const CLIENTS: [&str; 4] = ["mcpwire", "rmcp", "raw", "tokio"];
+/// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
+/// `mcpwire-struct` passes the same arguments as a borrowed struct.
+const CLIENTS: [&str; 5] = ["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"];
 const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];
 const WORKLOADS: [&str; 6] = ["w1", "w2", "w2-task", "w3", "w4-1m", "w4-10m"];
-/// A run that takes longer than this is killed and counted as failed.
-const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench`) -->";
 const END: &str = "<!-- bench:end -->";
 
@@ -120,7 +121,7 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let bench_bin = bin.join("mcpwire-bench");
     let server_bin = bin.join("mcpwire-bench-server");
     if o.density_only {
-        return super::density::density(root, &bench_bin, &server_bin, o.quick, o.write);
+        return crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write);
     }
     let started = Instant::now();
     let mut cells: Vec<((String, String), Cell)> = Vec::new();
@@ -168,47 +169,22 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         write_section(&path, &section)?;
         eprintln!("wrote {}", path.display());
     }
-    super::density::density(root, &bench_bin, &server_bin, o.quick, o.write)
+    crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write)
 }
 
 /// Whether `client` takes part in the cell: the tokio floor is measured for
-/// stdio's sequential calls only, where it explains the latency.
+/// stdio's sequential calls only, where it explains the latency; the struct
+/// arguments only where calls are made (not W1).
 fn runs(client: &str, transport: &str, workload: &str) -> bool {
-    client != "tokio" || (transport == "stdio" && workload.starts_with("w2"))
+    match client {
+        "tokio" => transport == "stdio" && workload.starts_with("w2"),
+        "mcpwire-struct" => workload != "w1",
+        _ => true,
+    }
 }
 
 pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
-}
-
-/// Runs one benchmark process and reads its JSON line.
-pub(crate) fn run_one(cmd: &mut Command) -> Result<Value, String> {
-    let shown = display(cmd);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
-    let start = Instant::now();
-    loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
-        }
-        if start.elapsed() > RUN_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("`{shown}` took longer than {RUN_TIMEOUT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!("`{shown}`: {}: {}", out.status, stderr.trim()));
-    }
-    let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line).map_err(|e| format!("`{shown}` printed {line:?}: {e}"))
 }
 
 fn brief(v: &Value) -> String {
@@ -289,20 +265,26 @@ fn ratio(a: Option<f64>, b: Option<f64>) -> String {
 
 fn table(cells: &[((String, String), Cell)]) -> String {
     let mut t = String::from(
-        "| transport | workload | metric | mcpwire | rmcp | raw | tokio floor | mcpwire / rmcp | mcpwire / raw |\n\
-         |---|---|---|---:|---:|---:|---:|---:|---:|\n",
+        "| transport | workload | metric | mcpwire | mcpwire, struct args | rmcp | raw | tokio floor | mcpwire / rmcp | struct args / rmcp | mcpwire / raw |\n\
+         |---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
     );
     for ((transport, workload), cell) in cells {
         for (key, label, scale, _) in metrics(workload) {
             let m = |c: &str| median(cell.get(c), key).map(|x| x * scale);
-            let (a, b, c) = (m("mcpwire"), m("rmcp"), m("raw"));
-            let floor = match m("tokio") {
-                None => "".into(),
+            let (a, s, b, c) = (m("mcpwire"), m("mcpwire-struct"), m("rmcp"), m("raw"));
+            let blank_if_none = |x: Option<f64>| match x {
+                None => String::new(),
                 x => fmt(x),
             };
+            let structs = blank_if_none(s);
+            let struct_ratio = match s {
+                None => String::new(),
+                s => ratio(s, b),
+            };
+            let floor = blank_if_none(m("tokio"));
             let _ = writeln!(
                 t,
-                "| {transport} | {workload} | {label} | {} | {} | {} | {floor} | {} | {} |",
+                "| {transport} | {workload} | {label} | {} | {structs} | {} | {} | {floor} | {} | {struct_ratio} | {} |",
                 fmt(a),
                 fmt(b),
                 fmt(c),
@@ -525,6 +507,10 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          Produced by `{command}` ({rounds} round(s); in each round the clients run \
          one after the other, each client and workload in its own process; medians shown).\n\n\
          {machine}\n\n\
+         The `mcpwire` column calls as the README shows: `connect_stdio` or \
+         `connect(Server::http(url).client(pool))`, then `call_tool(\"echo\", &json!({{..}}))`; \
+         `mcpwire, struct args` passes the same arguments as a borrowed struct. rmcp's \
+         caller builds a JSON object for each call, as its `call_tool` requires.\n\n\
          Workloads, all against the same `mcpwire-bench-server` binary: W1 spawn or connect \
          until ready; W2 10,000 sequential `tools/call` echoes of 100 bytes, made from \
          `block_on` on the main thread as `#[tokio::main]` runs them, and again \
@@ -546,29 +532,4 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
 /// Replaces the marked section of `path`, or appends it; keeps the rest.
 fn write_section(path: &Path, section: &str) -> Result<(), String> {
     write_between(path, BEGIN, END, section)
-}
-
-/// Replaces what lies between `begin` and `end` in `path` (markers
-/// included) with `section`, or appends it; keeps the rest.
-pub(crate) fn write_between(
-    path: &Path,
-    begin: &str,
-    end: &str,
-    section: &str,
-) -> Result<(), String> {
-    let old = fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".into());
-    let new = match (old.find(begin), old.find(end)) {
-        (Some(b), Some(e)) if b < e => {
-            format!(
-                "{}{section}{}",
-                &old[..b],
-                &old[e + end.len()..].trim_start_matches('\n')
-            )
-        }
-        _ => format!(
-            "{}\n{section}",
-            old.trim_end_matches('\n').to_string() + "\n"
-        ),
-    };
-    fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::{cargo, display, run};
+use crate::cmd::{cargo, display, run};
 
 /// The suites: a name for the table, and the npm package version.
 const SUITES: &[(&str, &str)] = &[

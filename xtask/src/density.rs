@@ -12,7 +12,7 @@ use std::process::Command;
 
 use serde_json::Value;
 
-use super::bench::{run_one, write_between};
+use crate::report::{run_one, write_between};
 
 const BEGIN: &str = "<!-- density:begin (written by `cargo xtask bench`) -->";
 const END: &str = "<!-- density:end -->";

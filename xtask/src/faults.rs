@@ -12,8 +12,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use super::bench::target_dir;
-use super::{cargo, run};
+use crate::bench::target_dir;
+use crate::cmd::{cargo, run};
 
 /// Builds and runs the fault suite.
 pub(crate) fn faults(root: &Path, args: &[String]) -> Result<(), String> {

@@ -12,7 +12,7 @@ use std::fs;
 use std::path::Path;
 use std::process::{Command, Stdio};
 
-use super::{cargo, run};
+use crate::cmd::{cargo, run};
 
 /// The fuzz targets, as named in `fuzz/Cargo.toml`.
 const TARGETS: &[&str] = &[

@@ -27,7 +27,8 @@ use std::os::unix::process::CommandExt;
 
 use rustix::process::{Pid, Signal, kill_process_group};
 
-use crate::{cargo, display, run, servers};
+use crate::cmd::{cargo, display, run};
+use crate::servers;
 
 const CLIENT_PACKAGE: &str = "mcpwire-conformance";
 /// How long one case may take, client and server start included.

@@ -1,8 +1,11 @@
 //! Project automation, run as `cargo xtask <command>` from anywhere in the
 //! repository. Every command prints the commands it runs.
 //!
-//! - `ci`: format check, clippy, real-server install, tests, `cargo deny`,
-//!   then `conformance` and `interop`.
+//! - `ci`: format check, `tidy`, clippy, real-server install, tests,
+//!   `cargo deny`, then `conformance` and `interop`.
+//! - `tidy`: the house rules as a check: no import circle between the
+//!   modules of a crate, no source file over 800 lines, every public module
+//!   documented (`--print` draws each crate's module layers).
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: the client against real MCP servers, per server and
 //!   transport.
@@ -14,16 +17,20 @@
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 
 use std::env;
-use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 mod bench;
+mod cmd;
 mod conformance;
 mod density;
 mod faults;
 mod fuzz;
 mod interop;
+mod report;
 mod servers;
+mod tidy;
+
+use cmd::{cargo, root, run};
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
@@ -34,10 +41,13 @@ fn main() -> ExitCode {
         Some("interop") => interop::interop(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
+        Some("tidy") => tidy::tidy(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
         Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
-            eprintln!("usage: cargo xtask <ci|servers|conformance|interop|fuzz|bench|faults|soak>");
+            eprintln!(
+                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|faults|soak>"
+            );
             return ExitCode::from(2);
         }
     };
@@ -50,59 +60,32 @@ fn main() -> ExitCode {
     }
 }
 
-/// The workspace root (the parent of this crate's directory).
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask lives one level below the workspace root")
-        .to_path_buf()
-}
-
-/// Runs `cmd` from the workspace root, echoing it first; an error unless it
-/// exits with status 0.
-fn run(cmd: &mut Command) -> Result<(), String> {
-    cmd.current_dir(root());
-    eprintln!("$ {}", display(cmd));
-    let status = cmd
-        .status()
-        .map_err(|e| format!("cannot run `{}`: {e}", display(cmd)))?;
-    if status.success() {
-        Ok(())
-    } else {
-        Err(format!("`{}` failed: {status}", display(cmd)))
-    }
-}
-
-fn display(cmd: &Command) -> String {
-    let mut s = cmd.get_program().to_string_lossy().into_owned();
-    for a in cmd.get_args() {
-        s.push(' ');
-        s.push_str(&a.to_string_lossy());
-    }
-    s
-}
-
-fn cargo() -> Command {
-    Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
-}
-
 fn ci() -> Result<(), String> {
     let root = root();
     run(cargo().args(["fmt", "--all", "--check"]))?;
+    // Cheap, so early: the module rules before anything is compiled.
+    eprintln!("$ cargo xtask tidy");
+    tidy::tidy(&root, &[])?;
+    // Every feature: the facade's `http` code and the feature-gated tests
+    // and doctests (the README's) are built and checked too.
     run(cargo().args([
         "clippy",
         "--workspace",
         "--all-targets",
+        "--all-features",
         "--",
         "-D",
         "warnings",
     ]))?;
     let dir = servers::install(&root)?;
+    // The real-server tests are ignored by default (a plain `cargo test`
+    // must not report them as passed without running them); here the
+    // servers are installed, so every test runs.
     run(cargo()
-        .args(["test", "--workspace", "--all-targets"])
-        .env(servers::DIR_ENV, &dir)
-        .env(servers::REQUIRE_ENV, "1"))?;
-    run(cargo().args(["test", "--workspace", "--doc"]))?;
+        .args(["test", "--workspace", "--all-targets", "--all-features"])
+        .args(["--", "--include-ignored"])
+        .env(servers::DIR_ENV, &dir))?;
+    run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
     // After the tests: the official conformance suite and real servers.
     eprintln!("$ cargo xtask conformance");

@@ -9,12 +9,10 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::run;
+use crate::cmd::run;
 
 /// The environment variable that tells tests where the servers are.
 pub(crate) const DIR_ENV: &str = "MCPWIRE_SERVERS_DIR";
-/// Set to `1` to make tests fail, rather than skip, when a server is missing.
-pub(crate) const REQUIRE_ENV: &str = "MCPWIRE_REQUIRE_SERVERS";
 
 const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",

@@ -3,7 +3,7 @@
 //! JSON line. `cargo xtask bench` runs the matrix and builds the table.
 //!
 //! ```text
-//! mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse
+//! mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]
 //! mcpwire-bench --client mcpwire|rmcp --density SHAPE --sessions N --server PATH
 //! ```
@@ -12,7 +12,9 @@
 //! `idle-http-shared`, `idle-http-per-session`, `idle-stdio` or
 //! `connect-sequential`.
 //!
-//! The clients: mcpwire (this workspace), rmcp (the official Rust SDK, from
+//! The clients: mcpwire (this workspace, as its README shows it: arguments
+//! as `&json!(..)`; `mcpwire-struct` passes them as a borrowed struct), rmcp
+//! (the official Rust SDK, from
 //! crates.io), and a raw baseline with no MCP library (hand-written
 //! JSON-RPC over blocking pipes, or over hyper's pooled client with
 //! keep-alive), which marks the limit of the pipe, the socket and the
@@ -106,7 +108,7 @@ fn parse_args() -> Result<Args, String> {
         }
     }
     let client = client.ok_or("--client is required")?;
-    if !["mcpwire", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
+    if !["mcpwire", "mcpwire-struct", "rmcp", "raw", "tokio"].contains(&client.as_str()) {
         return Err(format!("no client {client:?}"));
     }
     let transport = transport.ok_or("--transport is required")?;
@@ -140,7 +142,7 @@ fn main() -> ExitCode {
         Err(e) => {
             eprintln!("mcpwire-bench: {e}");
             eprintln!(
-                "usage: mcpwire-bench --client mcpwire|rmcp|raw|tokio --transport stdio|http|http-sse \
+                "usage: mcpwire-bench --client mcpwire|mcpwire-struct|rmcp|raw|tokio --transport stdio|http|http-sse \
                  --workload w1|w2|w2-task|w3|w4-1m|w4-10m --server PATH [--quick]"
             );
             return ExitCode::from(2);
@@ -180,13 +182,15 @@ fn run(args: &Args) -> Result<Samples, String> {
     };
     let result = runtime.block_on(async {
         match (args.client.as_str(), &http) {
-            ("mcpwire", None) => {
+            ("mcpwire" | "mcpwire-struct", None) => {
                 let server = args.server.as_path();
-                bench(args, || Mcpwire::stdio(server)).await
+                let arguments = mcpwire_arguments(&args.client);
+                bench(args, || Mcpwire::stdio(server, arguments)).await
             }
-            ("mcpwire", Some(http)) => {
+            ("mcpwire" | "mcpwire-struct", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
-                bench(args, || Mcpwire::http(&client, http.url())).await
+                let arguments = mcpwire_arguments(&args.client);
+                bench(args, || Mcpwire::http(&client, http.url(), arguments)).await
             }
             ("rmcp", None) => {
                 let server = args.server.as_path();
@@ -219,6 +223,8 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
         false => None,
     };
     let (n, shape, name) = (args.sessions, args.shape, args.client.as_str());
+    // The default call path, as the README shows it.
+    use via_mcpwire::Arguments::Json;
     let result = runtime.block_on(async {
         let url = http.as_ref().map_or(String::new(), |h| h.url().to_owned());
         let server = args.server.clone();
@@ -227,27 +233,27 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
                 let client = via_mcpwire::http_client()?;
                 density::hold(name, shape, n, false, move || {
                     let (client, url) = (client.clone(), url.clone());
-                    async move { Mcpwire::http(&client, &url).await }
+                    async move { Mcpwire::http(&client, &url, Json).await }
                 })
                 .await
             }
             ("mcpwire", Shape::HttpPerSession) => {
                 density::hold(name, shape, n, false, move || {
                     let url = url.clone();
-                    async move { Mcpwire::http(&via_mcpwire::http_client()?, &url).await }
+                    async move { Mcpwire::http(&via_mcpwire::http_client()?, &url, Json).await }
                 })
                 .await
             }
             ("mcpwire", Shape::Stdio) => {
                 density::hold(name, shape, n, true, move || {
                     let server = server.clone();
-                    async move { Mcpwire::stdio(&server).await }
+                    async move { Mcpwire::stdio(&server, Json).await }
                 })
                 .await
             }
             ("mcpwire", Shape::ConnectSequential) => {
                 let client = via_mcpwire::http_client()?;
-                density::connect_sequential(name, n, || Mcpwire::http(&client, &url)).await
+                density::connect_sequential(name, n, || Mcpwire::http(&client, &url, Json)).await
             }
             ("rmcp", Shape::HttpShared) => {
                 let client = via_rmcp::http_client();
@@ -279,6 +285,16 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
     });
     drop(http);
     result
+}
+
+/// `mcpwire` passes the arguments as the README does, `mcpwire-struct` as a
+/// borrowed struct.
+fn mcpwire_arguments(client: &str) -> via_mcpwire::Arguments {
+    if client == "mcpwire-struct" {
+        via_mcpwire::Arguments::Struct
+    } else {
+        via_mcpwire::Arguments::Json
+    }
 }
 
 async fn bench<C, F, Fut>(args: &Args, connect: F) -> Result<Samples, String>

@@ -1,50 +1,66 @@
-//! The mcpwire client, used the way its docs show.
+//! The mcpwire client, used the way its README shows: the facade's
+//! `connect_stdio` or `connect`, then `call_tool(name, &json!(..))`. A
+//! second way round, `mcpwire-struct`, passes the arguments as a borrowed
+//! struct instead of a JSON value.
 
 use std::path::Path;
 
-use mcpwire_client::{Client, ClientConfig};
-use mcpwire_http::{HttpClient, HttpConfig, HttpTransport};
-use mcpwire_stdio::{StdioConfig, StdioTransport};
+use mcpwire::{Client, ClientConfig, HttpClient, HttpConfig, Server, StdioConfig};
 use serde::Serialize;
+use serde_json::json;
 
 use crate::workload::Caller;
 
+/// How the echo tool's arguments are given.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Arguments {
+    /// `&json!({"message": message})`: what the README shows.
+    Json,
+    /// `&EchoArgs { message }`, serialized straight into the frame without
+    /// a JSON value in between.
+    Struct,
+}
+
 /// A connected mcpwire client.
 #[derive(Clone)]
-pub(crate) struct Mcpwire(Client);
+pub(crate) struct Mcpwire {
+    client: Client,
+    arguments: Arguments,
+}
 
 impl Mcpwire {
     /// Spawns `server stdio` and completes the handshake.
-    pub(crate) async fn stdio(server: &Path) -> Result<Self, String> {
-        let transport = StdioTransport::spawn(StdioConfig::new(server).arg("stdio"))
+    pub(crate) async fn stdio(server: &Path, arguments: Arguments) -> Result<Self, String> {
+        let stdio = StdioConfig::new(server).arg("stdio");
+        let client = mcpwire::connect_stdio(stdio, ClientConfig::new())
             .await
             .map_err(|e| e.to_string())?;
-        Self::connect(transport).await
+        Ok(Mcpwire { client, arguments })
     }
 
-    /// Opens a Streamable HTTP session on `url` through the process-wide
-    /// `http` client (its pool is shared, as the docs recommend).
-    pub(crate) async fn http(http: &HttpClient, url: &str) -> Result<Self, String> {
-        let transport = HttpTransport::streamable(http, url).map_err(|e| e.to_string())?;
-        Self::connect(transport).await
-    }
-
-    async fn connect<T: mcpwire_transport::Transport>(transport: T) -> Result<Self, String> {
-        let client = Client::connect(transport, ClientConfig::new())
+    /// Opens a session on `url` through the process-wide `http` client (its
+    /// pool is shared, as the docs recommend for many servers).
+    pub(crate) async fn http(
+        http: &HttpClient,
+        url: &str,
+        arguments: Arguments,
+    ) -> Result<Self, String> {
+        let server = Server::http(url).client(http.clone());
+        let client = mcpwire::connect(server, ClientConfig::new())
             .await
             .map_err(|e| e.to_string())?;
-        Ok(Mcpwire(client))
+        Ok(Mcpwire { client, arguments })
     }
 }
 
 /// The process-wide HTTP client.
 pub(crate) fn http_client() -> Result<HttpClient, String> {
-    HttpClient::new(HttpConfig::new().proxy_from_env(false)).map_err(|e| e.to_string())
+    HttpClient::new(HttpConfig::new().proxy(mcpwire::http::Proxy::none()))
+        .map_err(|e| e.to_string())
 }
 
-/// The echo tool's arguments, borrowed: `call_tool_args` serializes them
-/// straight into the request frame, with no `serde_json::Value` copy of the
-/// message (rmcp's `call_tool` takes a JSON object, so its caller builds one).
+/// The echo tool's arguments, borrowed (rmcp's `call_tool` takes a JSON
+/// object, so its caller builds one, as the README's mcpwire caller does).
 #[derive(Serialize)]
 struct EchoArgs<'a> {
     message: &'a str,
@@ -52,11 +68,15 @@ struct EchoArgs<'a> {
 
 impl Caller for Mcpwire {
     async fn echo(&self, message: &str) -> Result<usize, String> {
-        let result = self
-            .0
-            .call_tool_args("echo", &EchoArgs { message })
-            .await
-            .map_err(|e| e.to_string())?;
+        let result = match self.arguments {
+            Arguments::Json => {
+                self.client
+                    .call_tool("echo", &json!({ "message": message }))
+                    .await
+            }
+            Arguments::Struct => self.client.call_tool("echo", &EchoArgs { message }).await,
+        }
+        .map_err(|e| e.to_string())?;
         Ok(result
             .content
             .first()
@@ -65,6 +85,6 @@ impl Caller for Mcpwire {
     }
 
     async fn close(self) {
-        self.0.close().await;
+        self.client.close().await;
     }
 }

@@ -25,7 +25,22 @@ pub struct ClientConfig {
     pub(crate) roots_list_changed: bool,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) elicitation_url: bool,
-    pub(crate) elicitation_defaults: bool,
+    pub(crate) elicitation_defaults: ElicitationDefaults,
+}
+
+/// What happens to the fields an accepted elicitation form left out that
+/// the requested schema gives defaults for.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ElicitationDefaults {
+    /// They get the schema's defaults
+    /// ([`ElicitResult::fill_defaults`](crate::types::ElicitResult::fill_defaults)),
+    /// as SEP-1034 asks of clients. The default.
+    #[default]
+    Fill,
+    /// They stay out: the handler applies defaults itself, or must be able
+    /// to omit a field that has one.
+    Leave,
 }
 
 impl Default for ClientConfig {
@@ -66,7 +81,7 @@ impl ClientConfig {
             roots_list_changed: false,
             elicitation: None,
             elicitation_url: false,
-            elicitation_defaults: true,
+            elicitation_defaults: ElicitationDefaults::Fill,
         }
     }
 
@@ -78,7 +93,8 @@ impl ClientConfig {
     }
 
     /// The default timeout of every request. Default: 60 s. Per-request
-    /// override: [`RequestOptions::timeout`](crate::RequestOptions::timeout).
+    /// override: [`RequestOptions::timeout`](crate::RequestOptions::timeout)
+    /// (or [`Call::timeout`](crate::Call::timeout)).
     pub fn request_timeout(mut self, timeout: Duration) -> Self {
         self.request_timeout = timeout;
         self
@@ -167,13 +183,10 @@ impl ClientConfig {
         self
     }
 
-    /// Whether an accepted form gets the requested schema's defaults for the
-    /// fields the handler left out
-    /// ([`ElicitResult::fill_defaults`](crate::types::ElicitResult::fill_defaults)),
-    /// as SEP-1034 asks of clients. Default: true. Turn it off if the handler
-    /// applies defaults itself or must be able to omit a field that has one.
-    pub fn elicitation_defaults(mut self, yes: bool) -> Self {
-        self.elicitation_defaults = yes;
+    /// What an accepted form's missing fields get. Default:
+    /// [`ElicitationDefaults::Fill`].
+    pub fn elicitation_defaults(mut self, defaults: ElicitationDefaults) -> Self {
+        self.elicitation_defaults = defaults;
         self
     }
 

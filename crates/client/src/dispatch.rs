@@ -1,6 +1,9 @@
-//! Runs server requests (sampling, roots, elicitation) on their own tasks,
-//! up to a bound, and answers them.
+//! Handler dispatch: runs server requests (sampling, roots, elicitation) on
+//! their own tasks, up to a bound, and answers them. Each request is
+//! resolved once to its [`Handler`]; `ping` is answered inline, an unknown
+//! method at once with `-32601`.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -12,11 +15,49 @@ use mcpwire_transport::{FrameSender, SendError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, oneshot};
+use tokio::task::AbortHandle;
 
-use crate::config::ClientConfig;
-use crate::engine::Engine;
-use crate::handler::{HandlerError, RequestContext};
+use crate::config::{ClientConfig, ElicitationDefaults};
+use crate::handler::{
+    ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
+};
+use crate::lock::Mutex;
 use crate::types::ElicitParams;
+
+/// The handler a server request goes to, found once when it arrives.
+enum Handler {
+    Sampling(Arc<dyn SamplingHandler>),
+    Roots(Arc<dyn RootsHandler>),
+    Elicitation(Arc<dyn ElicitationHandler>),
+}
+
+/// The server requests of one connection whose handlers run, so a
+/// `notifications/cancelled` can abort them and a close stops them all.
+#[derive(Default)]
+pub(crate) struct Running(Mutex<HashMap<Id, AbortHandle>>);
+
+impl Running {
+    /// Aborts the handler of server request `id`, if it is still running.
+    /// The request then gets no answer, as the specification asks.
+    pub(crate) fn cancel(&self, id: &Id) -> bool {
+        let handle = self.0.lock().remove(id);
+        match handle {
+            Some(h) => {
+                h.abort();
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Aborts every handler (the connection is gone).
+    pub(crate) fn abort_all(&self) {
+        let handles: Vec<AbortHandle> = self.0.lock().drain().map(|(_, h)| h).collect();
+        for h in handles {
+            h.abort();
+        }
+    }
+}
 
 pub(crate) struct Dispatcher {
     config: ClientConfig,
@@ -33,27 +74,36 @@ impl Dispatcher {
         }
     }
 
+    /// The handler for `method`, if one is configured.
+    fn resolve(&self, method: &str) -> Option<Handler> {
+        match method {
+            "sampling/createMessage" => self.config.sampling.clone().map(Handler::Sampling),
+            "roots/list" => self.config.roots.clone().map(Handler::Roots),
+            "elicitation/create" => self.config.elicitation.clone().map(Handler::Elicitation),
+            _ => None,
+        }
+    }
+
     /// Handles one server request. Called on the reader task: it never waits.
-    pub(crate) fn dispatch(self: &Arc<Self>, engine: &Arc<Engine>, req: Request) {
-        let sender = engine.sender().clone();
+    pub(crate) fn dispatch(
+        self: &Arc<Self>,
+        sender: &FrameSender,
+        running: &Arc<Running>,
+        req: Request,
+    ) {
+        let sender = sender.clone();
         if req.method == "ping" {
             reply(&sender, &req.id, Ok(Bytes::from_static(b"{}")));
             return;
         }
-        let known = match req.method.as_str() {
-            "sampling/createMessage" => self.config.sampling.is_some(),
-            "roots/list" => self.config.roots.is_some(),
-            "elicitation/create" => self.config.elicitation.is_some(),
-            _ => false,
-        };
-        if !known {
+        let Some(handler) = self.resolve(&req.method) else {
             let err = ErrorObject::new(
                 ErrorCode::METHOD_NOT_FOUND,
                 format!("method not found: {}", req.method),
             );
             reply(&sender, &req.id, Err(err));
             return;
-        }
+        };
         let permit = match self.slots.clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
@@ -73,7 +123,7 @@ impl Dispatcher {
         // before it can finish and remove itself.
         let (gate_tx, gate_rx) = oneshot::channel::<()>();
         let this = self.clone();
-        let eng = engine.clone();
+        let run = running.clone();
         let id = req.id.clone();
         // Counts this request as queued until it gets a slot, even if it is
         // aborted while waiting.
@@ -91,46 +141,34 @@ impl Dispatcher {
                     }
                 }
             };
-            let outcome = this.run(&req).await;
+            let outcome = this.run(handler, &req).await;
             // Remove ourselves first: once answered, a late cancellation
             // must not find (and abort) us.
-            eng.handlers.lock().expect("handlers lock").remove(&req.id);
+            run.0.lock().remove(&req.id);
             let frame = encode_reply(&req.id, outcome);
             if let Some(frame) = frame {
                 let _ = sender.send(frame).await;
             }
         });
-        engine
-            .handlers
-            .lock()
-            .expect("handlers lock")
-            .insert(id, task.abort_handle());
+        running.0.lock().insert(id, task.abort_handle());
         let _ = gate_tx.send(());
     }
 
-    async fn run(&self, req: &Request) -> Result<Bytes, ErrorObject> {
+    async fn run(&self, handler: Handler, req: &Request) -> Result<Bytes, ErrorObject> {
         let cx = RequestContext {
             id: req.id.clone(),
             method: req.method.clone(),
         };
-        match req.method.as_str() {
-            "sampling/createMessage" => {
-                let h = self.config.sampling.clone().expect("checked on dispatch");
+        match handler {
+            Handler::Sampling(h) => {
                 let params = params(&req.params)?;
                 serialize(h.create_message(params, cx).await)
             }
-            "roots/list" => {
-                let h = self.config.roots.clone().expect("checked on dispatch");
-                serialize(h.list_roots(cx).await)
-            }
-            _ => {
-                let h = self
-                    .config
-                    .elicitation
-                    .clone()
-                    .expect("checked on dispatch");
+            Handler::Roots(h) => serialize(h.list_roots(cx).await),
+            Handler::Elicitation(h) => {
                 let params: ElicitParams = params(&req.params)?;
-                let schema = match (self.config.elicitation_defaults, params.is_url_mode()) {
+                let fill = self.config.elicitation_defaults == ElicitationDefaults::Fill;
+                let schema = match (fill, params.is_url_mode()) {
                     (true, false) => params.requested_schema.clone(),
                     _ => None,
                 };
@@ -150,19 +188,6 @@ struct Queued(Arc<Dispatcher>);
 impl Drop for Queued {
     fn drop(&mut self) {
         self.0.queued.fetch_sub(1, Ordering::AcqRel);
-    }
-}
-
-/// Aborts the handler of server request `id`, if it is still running. The
-/// request then gets no answer, as the specification asks.
-pub(crate) fn cancel(engine: &Engine, id: &Id) -> bool {
-    let handle = engine.handlers.lock().expect("handlers lock").remove(id);
-    match handle {
-        Some(h) => {
-            h.abort();
-            true
-        }
-        None => false,
     }
 }
 

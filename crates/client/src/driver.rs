@@ -17,19 +17,21 @@ use mcpwire_codec::jsonrpc::{EnvelopeError, Frame, Id, Message, Response};
 use mcpwire_transport::TransportExt;
 use mcpwire_transport::{Active, CloseReason, Transport, TransportError, TransportEvent};
 
-use crate::Error;
-use crate::dispatch::{self, Dispatcher};
-use crate::engine::{Engine, SIGNAL_CLOSE, SIGNAL_REARM};
-use crate::notify::Hub;
-use crate::types::{Cancelled, Progress};
 use tokio::time::{Instant, Sleep};
+
+use crate::conn::Conn;
+use crate::dispatch::Dispatcher;
+use crate::error::Error;
+use crate::notify::Hub;
+use crate::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM};
+use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.
 pub(crate) struct DriverExit {
     /// The transport's reason, if it reported one.
     pub(crate) reason: Option<CloseReason>,
-    /// Why we closed it ourselves (a local close, a failed keepalive).
-    pub(crate) local: Option<String>,
+    /// Why we closed it ourselves (the user, a failed keepalive).
+    pub(crate) local: Option<CloseRequest>,
 }
 
 /// What woke the driver.
@@ -41,12 +43,12 @@ enum Step {
 
 pub(crate) async fn run<T: Transport>(
     mut transport: T,
-    engine: Arc<Engine>,
+    conn: Arc<Conn>,
     hub: Arc<Hub>,
     dispatcher: Arc<Dispatcher>,
-    window: u32,
+    window: NonZeroU32,
 ) -> DriverExit {
-    let window = NonZeroU32::new(window.max(1)).expect("at least one");
+    let engine = &conn.engine;
     transport.set_active(Active::Many(window));
     let mut remaining = window.get();
     let mut local = None;
@@ -75,7 +77,7 @@ pub(crate) async fn run<T: Transport>(
         let event = match step {
             Step::Event(event) => event,
             Step::Close => {
-                local = engine.close_reason_requested();
+                local = engine.signal.close_request();
                 transport.close().await;
                 continue;
             }
@@ -93,17 +95,17 @@ pub(crate) async fn run<T: Transport>(
                     transport.set_active(Active::Many(window));
                     remaining = window.get();
                 }
-                on_frame(frame, &engine, &hub, &dispatcher);
+                on_frame(frame, &conn, &hub, &dispatcher);
             }
             TransportEvent::Stderr(line) => {
                 tracing::debug!(target: "mcp_server_stderr", "{line}");
-                engine.push_stderr(line);
+                conn.push_stderr(line);
             }
             TransportEvent::Error(e) => {
                 tracing::warn!(error = %e, "transport reported an error");
             }
             TransportEvent::Undelivered { frame, error } => {
-                on_undelivered(frame, error, &engine);
+                on_undelivered(frame, error, &conn);
             }
             TransportEvent::Closed(reason) => break Some(reason),
             _ => {}
@@ -123,29 +125,30 @@ fn arm(timer: &mut Pin<Box<Sleep>>, armed_at: &mut Option<Instant>, at: Option<I
     *armed_at = at;
 }
 
-fn on_frame(frame: Bytes, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+fn on_frame(frame: Bytes, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
     // A JSON array is a batch (allowed by 2025-03-26): each element is
     // handled as if it had come alone.
     match Message::parse_frame(frame) {
-        Ok(Frame::Single(msg)) => on_message(msg, engine, hub, dispatcher),
+        Ok(Frame::Single(msg)) => on_message(msg, conn, hub, dispatcher),
         Ok(Frame::Batch(items)) => {
             for item in items {
                 match item {
-                    Ok(msg) => on_message(msg, engine, hub, dispatcher),
-                    Err(e) => malformed(engine, &e),
+                    Ok(msg) => on_message(msg, conn, hub, dispatcher),
+                    Err(e) => malformed(conn, &e),
                 }
             }
         }
-        Err(e) => malformed(engine, &e),
+        Err(e) => malformed(conn, &e),
     }
 }
 
-fn malformed(engine: &Engine, e: &EnvelopeError) {
-    engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
+fn malformed(conn: &Conn, e: &EnvelopeError) {
+    conn.engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
     tracing::warn!(error = %e, "ignoring a malformed message from the server");
 }
 
-fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+    let engine = &conn.engine;
     match msg {
         Message::Response(Response { id, outcome }) => match id {
             Some(Id::Number(n)) => {
@@ -162,7 +165,7 @@ fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Di
                 tracing::warn!(id = ?other, "response with an id we never used");
             }
         },
-        Message::Request(req) => dispatcher.dispatch(engine, req),
+        Message::Request(req) => dispatcher.dispatch(engine.sender(), &conn.running, req),
         Message::Notification(n) => match n.method.as_str() {
             "notifications/progress" => match n.params.map(|p| p.deserialize::<Progress>()) {
                 Some(Ok(p)) => engine.progress(p),
@@ -174,7 +177,7 @@ fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Di
                     .and_then(|c| c.request_id)
                     .and_then(|v| serde_json::from_value::<Id>(v).ok());
                 if let Some(id) = id {
-                    dispatch::cancel(engine, &id);
+                    conn.running.cancel(&id);
                 }
             }
             method => hub.dispatch(method, n.params),
@@ -184,7 +187,7 @@ fn on_message(msg: Message, engine: &Arc<Engine>, hub: &Hub, dispatcher: &Arc<Di
 
 /// A frame we queued was not delivered. A request fails, or, if the session
 /// expired, waits for the lifecycle to re-initialize and replay it.
-fn on_undelivered(frame: Bytes, error: TransportError, engine: &Engine) {
+fn on_undelivered(frame: Bytes, error: TransportError, conn: &Conn) {
     let id = match Message::parse(frame.clone()) {
         Ok(Message::Request(r)) => match r.id {
             Id::Number(n) => n,
@@ -197,20 +200,8 @@ fn on_undelivered(frame: Bytes, error: TransportError, engine: &Engine) {
         Err(_) => return,
     };
     if matches!(error, TransportError::SessionExpired) {
-        let mut expired = engine.expired.lock().expect("expired lock");
-        let first = expired.is_none();
-        expired.get_or_insert_with(Vec::new).push((frame, error));
-        drop(expired);
-        if first {
-            engine.reinit.notify_one();
-        }
+        conn.session_expired(frame, error);
         return;
     }
-    engine.complete(
-        id,
-        Err(Error::transport(
-            "the request could not be delivered",
-            Some(error),
-        )),
-    );
+    conn.engine.complete(id, Err(Error::undelivered(error)));
 }

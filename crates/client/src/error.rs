@@ -1,21 +1,63 @@
 //! The client's one error type, branched on by meaning.
+//!
+//! `Display` says what went wrong at the client's level, in one line; the
+//! cause (the transport's error, and below it hyper's, rustls', the
+//! operating system's) is reached through
+//! [`source`](std::error::Error::source). Message text is not stable: branch
+//! on [`ErrorKind`] and the accessors.
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject};
-use mcpwire_transport::{CloseReason, TransportError};
+use mcpwire_transport::{CloseReason, SendError, TransportError};
 
-type Source = Box<dyn std::error::Error + Send + Sync>;
+use crate::signal::CloseRequest;
+
+/// The cause of an error: owned, or shared with the transport's event.
+enum Source {
+    Boxed(Box<dyn std::error::Error + Send + Sync>),
+    Shared(Arc<dyn std::error::Error + Send + Sync>),
+}
+
+impl Source {
+    fn get(&self) -> &(dyn std::error::Error + 'static) {
+        match self {
+            Source::Boxed(e) => &**e,
+            Source::Shared(e) => &**e,
+        }
+    }
+
+    /// A transport error as a cause. A transport's own error (wrapped in
+    /// `Other` or `Unauthorized`) becomes the cause itself, so the chain
+    /// goes straight from the client to, say, `mcpwire_http::Error`, which
+    /// can be downcast.
+    fn transport(e: TransportError) -> Self {
+        match e {
+            TransportError::Other(inner) | TransportError::Unauthorized(inner) => {
+                Source::Shared(inner)
+            }
+            other => Source::Boxed(Box::new(other)),
+        }
+    }
+}
 
 /// What went wrong, for callers to branch on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum ErrorKind {
+    /// The transport could not be opened: a server process that did not
+    /// start, a URL that is not valid (the cause says which).
+    Connect,
     /// The transport failed to carry a message (the cause is the
-    /// [`TransportError`] or send error).
+    /// transport's error: a refused connection, a TLS failure, an HTTP
+    /// status...).
     Transport,
+    /// The server refused the request for want of (other) credentials: an
+    /// HTTP 401 or 403. The cause, an `mcpwire_http::Error`, carries its
+    /// `WWW-Authenticate` challenges.
+    Authorization,
     /// The peer sent something that is not valid MCP (a malformed result, a
     /// missing field), or we could not encode a message.
     Protocol,
@@ -27,7 +69,7 @@ pub enum ErrorKind {
     /// The request was cancelled on our side.
     Cancelled,
     /// The connection is closed (or not yet ready); see
-    /// [`Error::close_reason`] and [`Error::stderr_tail`].
+    /// [`Error::close_reason`] (also the cause) and [`Error::stderr_tail`].
     Closed,
     /// A tool's `structuredContent` does not match its `outputSchema`; see
     /// [`Error::validation_errors`].
@@ -61,8 +103,10 @@ enum Detail {
     Closed {
         reason: Option<CloseReason>,
         stderr_tail: Vec<String>,
-        why: String,
+        /// Why we closed it ourselves, if we did.
+        local: Option<CloseRequest>,
     },
+    NotReady,
     Validation {
         tool: String,
         errors: Vec<String>,
@@ -81,38 +125,52 @@ impl Error {
         }
     }
 
-    pub(crate) fn transport(what: impl Into<String>, source: Option<TransportError>) -> Self {
+    /// The transport could not be opened (a server that did not start, a
+    /// URL that is not valid, an HTTP client that could not be built);
+    /// `source` is the transport's own error. For a
+    /// [`TransportFactory`](crate::TransportFactory).
+    pub fn connect(source: impl std::error::Error + Send + Sync + 'static) -> Self {
         Self::new(
-            ErrorKind::Transport,
-            Detail::Message(what.into()),
-            source.map(|e| Box::new(e) as Source),
-        )
-    }
-
-    /// The transport could not be opened (a server that failed to spawn);
-    /// `source` is the transport's own error.
-    pub fn spawn(source: impl std::error::Error + Send + Sync + 'static) -> Self {
-        Self::new(
-            ErrorKind::Transport,
+            ErrorKind::Connect,
             Detail::Message("could not open the transport".into()),
-            Some(Box::new(source)),
+            Some(Source::Boxed(Box::new(source))),
         )
     }
 
-    pub(crate) fn send(e: mcpwire_transport::SendError) -> Self {
+    /// A request the transport could not deliver.
+    pub(crate) fn undelivered(e: TransportError) -> Self {
+        let (kind, what) = match &e {
+            TransportError::Unauthorized(_) => (
+                ErrorKind::Authorization,
+                "the server refused the request for want of authorization",
+            ),
+            _ => (ErrorKind::Transport, "the request could not be delivered"),
+        };
+        Self::new(
+            kind,
+            Detail::Message(what.into()),
+            Some(Source::transport(e)),
+        )
+    }
+
+    pub(crate) fn send(e: SendError) -> Self {
         Self::new(
             ErrorKind::Transport,
             Detail::Message("the transport refused the message".into()),
-            Some(Box::new(e)),
+            Some(Source::Boxed(Box::new(e))),
         )
     }
 
-    pub(crate) fn protocol(what: impl Into<String>, source: Option<Source>) -> Self {
-        Self::new(ErrorKind::Protocol, Detail::Message(what.into()), source)
+    pub(crate) fn protocol(what: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Protocol, Detail::Message(what.into()), None)
     }
 
     pub(crate) fn decode(what: &str, e: serde_json::Error) -> Self {
-        Self::protocol(format!("malformed {what}"), Some(Box::new(e)))
+        Self::new(
+            ErrorKind::Protocol,
+            Detail::Message(format!("malformed {what}")),
+            Some(Source::Boxed(Box::new(e))),
+        )
     }
 
     pub(crate) fn server(e: ErrorObject) -> Self {
@@ -127,18 +185,42 @@ impl Error {
         Self::new(ErrorKind::Cancelled, Detail::Message(why.into()), None)
     }
 
+    /// The connection closed: `local` says why if we closed it, `reason` is
+    /// the transport's (also the cause). A transport that closed because the
+    /// server wants authorization gives [`ErrorKind::Authorization`].
     pub(crate) fn closed(
-        why: impl Into<String>,
+        local: Option<CloseRequest>,
         reason: Option<CloseReason>,
         stderr_tail: Vec<String>,
     ) -> Self {
+        let kind = match &reason {
+            Some(CloseReason::Error(TransportError::Unauthorized(_))) => ErrorKind::Authorization,
+            _ => ErrorKind::Closed,
+        };
         Self::new(
-            ErrorKind::Closed,
+            kind,
             Detail::Closed {
                 reason,
                 stderr_tail,
-                why: why.into(),
+                local,
             },
+            None,
+        )
+    }
+
+    /// No connection is ready yet (connecting, or the transport cannot be
+    /// reopened).
+    pub(crate) fn not_ready() -> Self {
+        Self::new(ErrorKind::Closed, Detail::NotReady, None)
+    }
+
+    /// A client made from one transport cannot reconnect.
+    pub(crate) fn not_reopenable() -> Self {
+        Self::new(
+            ErrorKind::Closed,
+            Detail::Message(
+                "the transport cannot be reopened (connect with a factory to reconnect)".into(),
+            ),
             None,
         )
     }
@@ -168,7 +250,7 @@ impl Error {
             Detail::Message(format!(
                 "{method} may or may not have reached the server and is not safe to repeat"
             )),
-            Some(Box::new(cause)),
+            Some(Source::transport(cause)),
         )
     }
 
@@ -187,15 +269,26 @@ impl Error {
         self.kind() == ErrorKind::Closed
     }
 
+    /// True for [`ErrorKind::Authorization`]: the server wants credentials.
+    pub fn is_authorization(&self) -> bool {
+        self.kind() == ErrorKind::Authorization
+    }
+
+    /// True for [`ErrorKind::Connect`].
+    pub fn is_connect(&self) -> bool {
+        self.kind() == ErrorKind::Connect
+    }
+
     /// True when the failure lies in the connection rather than the request
-    /// (transport failures, closed connections, timeouts), so the same request
-    /// may succeed later. Retrying a call that is not idempotent can repeat
-    /// its effect; [`ErrorKind::OutcomeUnknown`] is never retryable for that
-    /// reason.
+    /// (a transport that did not open, transport failures, closed
+    /// connections, timeouts), so the same request may succeed later.
+    /// Retrying a call that is not idempotent can repeat its effect;
+    /// [`ErrorKind::OutcomeUnknown`] is never retryable for that reason, and
+    /// [`ErrorKind::Authorization`] needs credentials first.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self.kind(),
-            ErrorKind::Transport | ErrorKind::Closed | ErrorKind::Timeout
+            ErrorKind::Connect | ErrorKind::Transport | ErrorKind::Closed | ErrorKind::Timeout
         )
     }
 
@@ -252,8 +345,8 @@ impl fmt::Debug for Error {
         let mut d = f.debug_struct("Error");
         d.field("kind", &self.inner.kind)
             .field("message", &self.to_string());
-        if let Some(s) = &self.inner.source {
-            d.field("source", s);
+        if let Some(s) = std::error::Error::source(self) {
+            d.field("source", &s);
         }
         d.finish()
     }
@@ -268,21 +361,25 @@ impl fmt::Display for Error {
             Detail::Closed {
                 reason,
                 stderr_tail,
-                why,
+                local,
             } => {
-                f.write_str(why)?;
-                if let Some(r) = reason {
-                    // ExitInfo's Display already names the last stderr line.
-                    write!(f, ": {r}")?;
-                    if matches!(r, CloseReason::Exited(_)) {
-                        return Ok(());
+                match (local, reason) {
+                    (Some(local), _) => write!(f, "connection {local}")?,
+                    (None, Some(CloseReason::Error(TransportError::Unauthorized(_)))) => {
+                        f.write_str("connection closed: the server requires authorization")?
                     }
+                    (None, _) => f.write_str("connection closed")?,
                 }
-                if let Some(last) = stderr_tail.last() {
-                    write!(f, "; last stderr line: {last}")?;
+                // The reason is the cause; an exit's own words already name
+                // the last stderr line.
+                if !matches!(reason, Some(CloseReason::Exited(_))) {
+                    if let Some(last) = stderr_tail.last() {
+                        write!(f, "; last stderr line: {last}")?;
+                    }
                 }
                 Ok(())
             }
+            Detail::NotReady => f.write_str("not connected"),
             Detail::Validation { tool, errors } => {
                 write!(
                     f,
@@ -304,10 +401,14 @@ impl fmt::Display for Error {
 
 impl std::error::Error for Error {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        self.inner
-            .source
-            .as_deref()
-            .map(|s| s as &(dyn std::error::Error + 'static))
+        if let Detail::Closed {
+            reason: Some(reason),
+            ..
+        } = &self.inner.detail
+        {
+            return Some(reason);
+        }
+        self.inner.source.as_ref().map(Source::get)
     }
 }
 
@@ -328,18 +429,53 @@ mod tests {
 
         let mut info = mcpwire_transport::ExitInfo::new(Some(3), None);
         info.stderr_tail = vec!["boom".into()];
-        let c = Error::closed(
-            "connection closed",
-            Some(CloseReason::Exited(info)),
-            vec!["boom".into()],
-        );
+        let c = Error::closed(None, Some(CloseReason::Exited(info)), vec!["boom".into()]);
         assert!(c.is_closed() && c.is_retryable());
         assert_eq!(c.stderr_tail(), ["boom".to_string()]);
-        let text = c.to_string();
-        assert_eq!(text.matches("boom").count(), 1, "{text}");
+        // The exit is the cause, and says the stderr line itself; the
+        // client's own line does not repeat it.
+        assert_eq!(c.to_string(), "connection closed");
+        let cause = std::error::Error::source(&c).expect("the close reason");
+        assert!(cause.to_string().contains("boom"), "{cause}");
 
         let u = Error::outcome_unknown("tools/call", TransportError::SessionExpired);
         assert!(!u.is_retryable());
         assert!(std::error::Error::source(&u).is_some());
+    }
+
+    #[test]
+    fn a_transport_error_is_the_cause_itself_and_authorization_has_its_kind() {
+        let inner: Arc<dyn std::error::Error + Send + Sync> =
+            Arc::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+        let e = Error::undelivered(TransportError::Other(inner));
+        assert_eq!(e.kind(), ErrorKind::Transport);
+        let cause = std::error::Error::source(&e).expect("a cause");
+        // Not a TransportError wrapping it: the transport's own error.
+        let io = cause
+            .downcast_ref::<std::io::Error>()
+            .expect("the io error");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+
+        let inner: Arc<dyn std::error::Error + Send + Sync> =
+            Arc::new(std::io::Error::other("401"));
+        let a = Error::undelivered(TransportError::Unauthorized(inner));
+        assert!(a.is_authorization() && !a.is_retryable());
+        assert!(a.to_string().contains("authorization"), "{a}");
+
+        let closed = Error::closed(
+            None,
+            Some(CloseReason::Error(TransportError::Unauthorized(Arc::new(
+                std::io::Error::other("401"),
+            )))),
+            Vec::new(),
+        );
+        assert!(closed.is_authorization());
+
+        let user = Error::closed(
+            Some(CloseRequest::User),
+            Some(CloseReason::Local),
+            Vec::new(),
+        );
+        assert_eq!(user.to_string(), "connection closed by the client");
     }
 }

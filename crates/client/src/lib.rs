@@ -10,7 +10,7 @@
 //! for tool in client.list_all_tools().await? {
 //!     println!("{}", tool.name);
 //! }
-//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"})).await?;
+//! let result = client.call_tool("echo", &serde_json::json!({"message": "hi"})).await?;
 //! println!("{}", result.text());
 //! client.close().await;
 //! # Ok(()) }
@@ -24,6 +24,19 @@
 //! no task and no hop on the way out. The handshake is a separate lifecycle
 //! over the request engine, so other lifecycles can be added without
 //! touching it.
+//!
+//! # Requests
+//!
+//! Every request is a [`Call`]: await it as it is, or set
+//! [`RequestOptions`] on it first (`.timeout(..)`, `.on_progress(..)`,
+//! `.cancel_token(..)`, `.options(..)`).
+//!
+//! # Errors
+//!
+//! One [`Error`] type, branched on by [`ErrorKind`] and `is_*` helpers. Its
+//! `Display` says what went wrong at this level only; the cause, down to
+//! the operating system's error, is in [`source`](std::error::Error::source).
+//! Message text is not stable.
 //!
 //! # Cancellation safety
 //!
@@ -44,30 +57,44 @@
 //! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
 //! server-side framework.
 
+// Lowest layer first; each module imports only from modules above it in
+// this list (`cargo xtask tidy` checks it).
 mod api;
+mod call;
 mod client;
 mod config;
+mod conn;
+mod connection;
 mod dispatch;
 mod driver;
 mod engine;
 mod error;
 mod handler;
 mod lifecycle;
+mod lock;
 mod notify;
+pub mod ops;
+mod options;
+mod pending;
 mod schema;
+mod shared;
+mod signal;
 mod state;
+mod supervisor;
 pub mod types;
 mod version;
 
-pub use api::ResourceSubscription;
-pub use client::{Client, TransportFactory};
-pub use config::{ClientConfig, Keepalive, Reconnect};
-pub use engine::{ProgressCallback, RequestOptions};
+pub use call::{Call, CallFuture, Operation};
+pub use client::Client;
+pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
+pub use connection::TransportFactory;
 pub use error::{Error, ErrorKind};
 pub use handler::{
     BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
 };
 pub use notify::{ListKind, ServerNotification};
+pub use ops::ResourceSubscription;
+pub use options::{Deadline, ProgressCallback, Replay, RequestOptions};
 pub use state::ConnectionState;
 pub use tokio_util::sync::CancellationToken;
 pub use version::{LATEST_VERSION, SUPPORTED_VERSIONS, is_supported};

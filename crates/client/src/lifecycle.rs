@@ -4,15 +4,21 @@
 //! over it like any caller. Today there is one, the stateful `initialize`
 //! handshake of 2024-11-05 to 2025-11-25. The stateless revision (no
 //! `initialize`, `server/discover`, `_meta` on every request) becomes a second
-//! implementation of [`Lifecycle`] without touching the engine or the driver.
+//! implementation of [`Lifecycle`] without touching the driver: its
+//! `handshake` runs `server/discover`, and the `_meta` every request carries
+//! is added where every request is encoded (`crate::engine::encode`). The
+//! connection (`crate::connection`) runs whichever lifecycle the client was
+//! built with, on the first connection and after a session expired.
 
 use std::borrow::Cow;
 use std::future::Future;
 use std::pin::Pin;
 
-use crate::Error;
 use crate::config::ClientConfig;
-use crate::engine::{Engine, RequestOptions};
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::options::{Replay, RequestOptions};
+use crate::pending::Cancel;
 use crate::types::{InitializeParams, InitializeResult};
 use crate::version::{LATEST_VERSION, is_supported};
 
@@ -42,8 +48,16 @@ impl Lifecycle for Initialize {
                 meta: None,
             };
             let opts = RequestOptions::new().timeout(self.config.init_timeout);
+            // `initialize` is never cancelled, as the specification asks,
+            // nor sent twice.
             let payload = engine
-                .call_uncancellable(Cow::Borrowed("initialize"), Some(&params), &opts)
+                .call(
+                    Cow::Borrowed("initialize"),
+                    Some(&params),
+                    &opts,
+                    Replay::ByMethod,
+                    Cancel::Silent,
+                )
                 .await?;
             let result: InitializeResult = payload
                 .deserialize()

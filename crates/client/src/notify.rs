@@ -12,13 +12,14 @@
 //! Until then messages are dropped as they would be with no receiver.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Mutex, OnceLock};
 
 use mcpwire_codec::jsonrpc::Payload;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+use crate::lock::Mutex;
 use crate::schema::ToolCache;
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
 
@@ -111,7 +112,7 @@ impl Hub {
     }
 
     pub(crate) fn updates_for(&self, uri: &str) -> watch::Receiver<Option<ResourceUpdated>> {
-        let mut map = self.updates.lock().expect("updates lock");
+        let mut map = self.updates.lock();
         map.retain(|_, tx| tx.receiver_count() > 0);
         map.entry(uri.to_owned())
             .or_insert_with(|| watch::channel(None).0)
@@ -130,7 +131,7 @@ impl Hub {
             }
             "notifications/resources/updated" => {
                 if let Some(update) = parse::<ResourceUpdated>(method, params) {
-                    let map = self.updates.lock().expect("updates lock");
+                    let map = self.updates.lock();
                     for (uri, tx) in map.iter() {
                         if covers(uri, &update.uri) {
                             tx.send_replace(Some(update.clone()));

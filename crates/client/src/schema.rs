@@ -3,11 +3,12 @@
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::Error;
+use crate::error::Error;
+use crate::lock::Mutex;
 use crate::types::Tool;
 
 /// The compiled validator of one tool, or why its schema did not compile.
@@ -65,14 +66,14 @@ impl ToolCache {
     /// Forgets every tool and compiled schema. Calls already under way keep
     /// the entry they looked up.
     pub(crate) fn invalidate(&self) {
-        let mut inner = self.inner.lock().expect("tool cache lock");
+        let mut inner = self.inner.lock();
         inner.generation += 1;
         inner.listed = false;
         inner.tools.clear();
     }
 
     pub(crate) fn generation(&self) -> u64 {
-        self.inner.lock().expect("tool cache lock").generation
+        self.inner.lock().generation
     }
 
     /// Marks request `id` as the first page of a listing: when its answer
@@ -95,7 +96,7 @@ impl ToolCache {
         if self.first_page.load(Ordering::Relaxed) != id {
             return;
         }
-        let mut inner = self.inner.lock().expect("tool cache lock");
+        let mut inner = self.inner.lock();
         inner.answered = Some((id, inner.generation));
     }
 
@@ -104,7 +105,7 @@ impl ToolCache {
     /// (or, if that answer was not noted, since `generation`, taken before
     /// the listing started).
     pub(crate) fn store(&self, generation: u64, first_page: i64, tools: &[Tool]) {
-        let mut inner = self.inner.lock().expect("tool cache lock");
+        let mut inner = self.inner.lock();
         let since = match inner.answered {
             Some((id, at)) if id == first_page => at,
             _ => generation,
@@ -124,7 +125,7 @@ impl ToolCache {
 
     /// Whether a listing is needed, and the tool `name`: one lock, one hash.
     pub(crate) fn lookup(&self, name: &str) -> Lookup {
-        let inner = self.inner.lock().expect("tool cache lock");
+        let inner = self.inner.lock();
         Lookup {
             needs_listing: !inner.listed,
             entry: inner.tools.get(name).cloned(),

@@ -101,7 +101,13 @@ async fn a_crash_during_the_handshake_reports_the_stderr_tail() {
     let err = within(connect).await.unwrap().unwrap_err();
     assert!(err.is_closed(), "{err:?}");
     assert_eq!(err.stderr_tail(), ["fatal: no config".to_string()]);
-    assert!(err.to_string().contains("status 2"), "{err}");
+    // The exit is the cause; it names the status (and the stderr line).
+    let cause = std::error::Error::source(&err).expect("the close reason");
+    assert!(cause.to_string().contains("status 2"), "{cause}");
+    assert!(matches!(
+        err.close_reason(),
+        Some(mcpwire_transport::CloseReason::Exited(_))
+    ));
 }
 
 #[tokio::test]

@@ -4,7 +4,7 @@
 mod common;
 
 use common::{LONG, within};
-use mcpwire_client::{Client, ClientConfig, ErrorKind, RequestOptions};
+use mcpwire_client::{Client, ClientConfig, ErrorKind};
 use mcpwire_transport::{CloseReason, IoConfig, IoTransport};
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader, DuplexStream, ReadHalf, WriteHalf};
@@ -69,11 +69,7 @@ async fn an_oversized_answer_fails_the_call_with_frame_too_long() {
         let client = client.clone();
         async move {
             client
-                .request::<_, Value>(
-                    "tools/call",
-                    Some(&json!({"name": "echo"})),
-                    &RequestOptions::new(),
-                )
+                .request::<_, Value>("tools/call", Some(&json!({"name": "echo"})))
                 .await
         }
     });
@@ -104,7 +100,7 @@ async fn an_oversized_answer_fails_the_call_with_frame_too_long() {
 async fn an_oversized_request_fails_at_once_and_the_connection_stays_usable() {
     let (client, mut peer) = connected().await;
     let big = json!({"name": "echo", "arguments": {"message": "y".repeat(2 * MAX)}});
-    let err = within(client.request::<_, Value>("tools/call", Some(&big), &RequestOptions::new()))
+    let err = within(client.request::<_, Value>("tools/call", Some(&big)))
         .await
         .expect_err("a request over the maximum is refused");
     assert_eq!(err.kind(), ErrorKind::Transport, "{err}");

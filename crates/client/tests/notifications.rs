@@ -131,3 +131,32 @@ fn drain<T: Clone>(mut rx: tokio::sync::broadcast::Receiver<T>) -> (usize, u64) 
         }
     }
 }
+
+#[tokio::test]
+async fn progress_that_comes_with_the_answer_reaches_the_callback_first() {
+    use std::sync::{Arc, Mutex};
+
+    use mcpwire_codec::jsonrpc::Id;
+
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = seen.clone();
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.request::<_, serde_json::Value>("x/work", Some(&json!({})))
+            .on_progress(move |p| s.lock().unwrap().push(p.progress))
+            .await
+    });
+    let req = server.expect_request("x/work").await;
+    let Id::Number(n) = req.id else {
+        panic!("a numeric id")
+    };
+    // The last progress and the answer in one batch: the driver routes
+    // both before the caller runs, so the caller finds its answer ready.
+    let batch = format!(
+        r#"[{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{n},"progress":7}}}},{{"jsonrpc":"2.0","id":{n},"result":{{}}}}]"#
+    );
+    server.send_raw(batch.into_bytes()).await;
+    within(call).await.unwrap().unwrap();
+    assert_eq!(*seen.lock().unwrap(), [7.0]);
+}

@@ -153,13 +153,7 @@ async fn an_expired_session_reinitializes_and_replays_only_what_is_safe() {
     let read = tokio::spawn(async move { c.read_resource("file:///x").await });
     let read_frame = server.recv_frame().await.unwrap();
     let c = client.clone();
-    let call = tokio::spawn(async move {
-        c.call_tool_with(
-            mcpwire_client::types::CallToolParams::new("delete", json!({})),
-            &mcpwire_client::RequestOptions::new(),
-        )
-        .await
-    });
+    let call = tokio::spawn(async move { c.call_tool("delete", json!({})).await });
     // The client lists tools first (to know schemas and annotations).
     let list = server.expect_request("tools/list").await;
     server
@@ -206,10 +200,7 @@ async fn other_undelivered_requests_fail_with_a_transport_error() {
     server.handshake().await;
     let client = within(connect).await.unwrap().unwrap();
     let c = client.clone();
-    let call = tokio::spawn(async move {
-        c.request::<_, Value>("x/y", Some(&json!({})), &Default::default())
-            .await
-    });
+    let call = tokio::spawn(async move { c.request::<_, Value>("x/y", Some(&json!({}))).await });
     let frame = server.recv_frame().await.unwrap();
     server.undeliver(frame, TransportError::Timeout).await;
     let err = tokio::time::timeout(LONG, call)

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{connected, within};
-use mcpwire_client::{CancellationToken, ClientConfig, ErrorKind, RequestOptions};
+use mcpwire_client::{CancellationToken, ClientConfig, Deadline, ErrorKind, RequestOptions};
 use mcpwire_codec::jsonrpc::Id;
 use serde_json::{Value, json};
 
@@ -19,7 +19,7 @@ async fn responses_out_of_order_reach_their_own_callers() {
     for i in 0..3 {
         let c = client.clone();
         calls.push(tokio::spawn(async move {
-            c.request::<_, Value>("x/echo", Some(&json!({ "i": i })), &RequestOptions::new())
+            c.request::<_, Value>("x/echo", Some(&json!({ "i": i })))
                 .await
         }));
     }
@@ -42,12 +42,9 @@ async fn a_timeout_cancels_on_the_wire_and_a_late_answer_is_ignored() {
     let (client, mut server) = connected(ClientConfig::new()).await;
     let c = client.clone();
     let call = tokio::spawn(async move {
-        c.request::<_, Value>(
-            "x/slow",
-            Some(&json!({})),
-            &RequestOptions::new().timeout(Duration::from_millis(200)),
-        )
-        .await
+        c.request::<_, Value>("x/slow", Some(&json!({})))
+            .timeout(Duration::from_millis(200))
+            .await
     });
     let req = server.expect_request("x/slow").await;
     let err = within(call).await.unwrap().unwrap_err();
@@ -83,7 +80,10 @@ async fn requests_with_different_timeouts_each_expire_on_their_own() {
                 opts = opts.timeout(t);
             }
             let started = std::time::Instant::now();
-            let r = c.request::<_, Value>(method, Some(&json!({})), &opts).await;
+            let r = c
+                .request::<_, Value>(method, Some(&json!({})))
+                .options(opts)
+                .await;
             (r, started.elapsed())
         })
     };
@@ -122,12 +122,9 @@ async fn timeouts_fire_again_after_the_timer_went_idle() {
     for _ in 0..2 {
         let c = client.clone();
         let call = tokio::spawn(async move {
-            c.request::<_, Value>(
-                "x/slow",
-                Some(&json!({})),
-                &RequestOptions::new().timeout(Duration::from_millis(150)),
-            )
-            .await
+            c.request::<_, Value>("x/slow", Some(&json!({})))
+                .timeout(Duration::from_millis(150))
+                .await
         });
         server.expect_request("x/slow").await;
         assert!(within(call).await.unwrap().unwrap_err().is_timeout());
@@ -147,8 +144,9 @@ async fn an_endless_timeout_is_accepted() {
         let opts = RequestOptions::new()
             .timeout(Duration::MAX)
             .max_total(Duration::MAX)
-            .reset_on_progress(true);
-        c.request::<_, Value>("x/echo", Some(&json!({})), &opts)
+            .deadline(Deadline::ResetOnProgress);
+        c.request::<_, Value>("x/echo", Some(&json!({})))
+            .options(opts)
             .await
     });
     let req = server.expect_request("x/echo").await;
@@ -167,10 +165,8 @@ async fn an_endless_timeout_is_accepted() {
 async fn dropping_the_call_cancels_on_the_wire_and_frees_the_entry() {
     let (client, mut server) = connected(ClientConfig::new()).await;
     let c = client.clone();
-    let call = tokio::spawn(async move {
-        c.request::<_, Value>("x/forever", Some(&json!({})), &RequestOptions::new())
-            .await
-    });
+    let call =
+        tokio::spawn(async move { c.request::<_, Value>("x/forever", Some(&json!({}))).await });
     let req = server.expect_request("x/forever").await;
     assert_eq!(client.in_flight(), 1);
     call.abort();
@@ -188,12 +184,9 @@ async fn a_cancel_token_cancels_with_a_cancelled_error() {
     let c = client.clone();
     let t = token.clone();
     let call = tokio::spawn(async move {
-        c.request::<_, Value>(
-            "x/forever",
-            Some(&json!({})),
-            &RequestOptions::new().cancel_token(t),
-        )
-        .await
+        c.request::<_, Value>("x/forever", Some(&json!({})))
+            .cancel_token(t)
+            .await
     });
     server.expect_request("x/forever").await;
     token.cancel();
@@ -211,12 +204,13 @@ async fn progress_resets_the_timeout_and_reaches_the_callback() {
     let call = tokio::spawn(async move {
         let opts = RequestOptions::new()
             .timeout(Duration::from_millis(1500))
-            .reset_on_progress(true)
+            .deadline(Deadline::ResetOnProgress)
             .on_progress(move |p| {
                 assert!(p.progress >= 1.0);
                 s.fetch_add(1, Ordering::SeqCst);
             });
-        c.request::<_, Value>("x/long", Some(&json!({"a": 1})), &opts)
+        c.request::<_, Value>("x/long", Some(&json!({"a": 1})))
+            .options(opts)
             .await
     });
     let req = server.expect_request("x/long").await;
@@ -249,9 +243,10 @@ async fn max_total_bounds_a_request_kept_alive_by_progress() {
     let call = tokio::spawn(async move {
         let opts = RequestOptions::new()
             .timeout(Duration::from_millis(500))
-            .reset_on_progress(true)
+            .deadline(Deadline::ResetOnProgress)
             .max_total(Duration::from_millis(900));
-        c.request::<_, Value>("x/long", Some(&json!({})), &opts)
+        c.request::<_, Value>("x/long", Some(&json!({})))
+            .options(opts)
             .await
     });
     let req = server.expect_request("x/long").await;

@@ -6,7 +6,7 @@ mod common;
 use std::time::Duration;
 
 use common::within;
-use mcpwire_client::{Client, ClientConfig, RequestOptions};
+use mcpwire_client::{Client, ClientConfig};
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_test_support::{FakeServer, Reply, Step, initialize_result, memory_pair};
 use serde_json::{Value, json};
@@ -48,16 +48,13 @@ async fn a_scripted_session_from_handshake_to_crash() {
     assert!(client.list_all_tools().await.unwrap().is_empty());
     within(changed.changed()).await.unwrap();
     let err = client
-        .request::<_, Value>(
-            "x/never",
-            Some(&json!({})),
-            &RequestOptions::new().timeout(Duration::from_millis(100)),
-        )
+        .request::<_, Value>("x/never", Some(&json!({})))
+        .timeout(Duration::from_millis(100))
         .await
         .unwrap_err();
     assert!(err.is_timeout());
     let err = client
-        .request::<_, Value>("x/fails", Some(&json!({})), &RequestOptions::new())
+        .request::<_, Value>("x/fails", Some(&json!({})))
         .await
         .unwrap_err();
     assert_eq!(err.code().unwrap().0, -32000);

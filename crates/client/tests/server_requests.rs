@@ -11,7 +11,7 @@ use mcpwire_client::types::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
     ListRootsResult, Root,
 };
-use mcpwire_client::{ClientConfig, HandlerError, RequestContext};
+use mcpwire_client::{ClientConfig, ElicitationDefaults, HandlerError, RequestContext};
 use mcpwire_codec::jsonrpc::{ErrorCode, Id};
 use serde_json::{Value, json};
 use tokio::sync::Notify;
@@ -298,7 +298,9 @@ async fn an_accepted_form_gets_the_defaults_of_the_fields_left_out() {
 
 #[tokio::test]
 async fn defaults_are_not_applied_when_turned_off_or_when_the_form_is_declined() {
-    let r = elicit(answer_with(ElicitAction::Accept).elicitation_defaults(false)).await;
+    let r =
+        elicit(answer_with(ElicitAction::Accept).elicitation_defaults(ElicitationDefaults::Leave))
+            .await;
     assert_eq!(r, json!({"action": "accept", "content": {"name": "Ada"}}));
     let r = elicit(answer_with(ElicitAction::Decline)).await;
     assert_eq!(r, json!({"action": "decline", "content": {"name": "Ada"}}));

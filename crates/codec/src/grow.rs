@@ -4,7 +4,7 @@
 use bytes::BytesMut;
 
 /// A buffer this long or longer holds a large frame (four 64 KiB reads).
-pub const LARGE_FRAME_LEN: usize = 256 << 10;
+pub(crate) const LARGE_FRAME_LEN: usize = 256 << 10;
 
 /// Room kept beyond `max_frame_len` in the one-step reservation: a line end
 /// and the start of the next read.
@@ -15,34 +15,9 @@ const LARGE_FRAME_SLACK: usize = 128 << 10;
 /// asks the system for the whole limit.
 const LARGE_STEP_MAX: usize = 64 << 20;
 
-/// Makes room for `additional` more bytes in a buffer that is building one
-/// frame (read from the peer, or encoded to be sent).
-///
-/// A small buffer grows as usual, by doubling. Once it needs
-/// [`LARGE_FRAME_LEN`] bytes it gets, in one step, room for the largest
-/// frame allowed (`max_frame_len`, up to 64 MiB) plus a little slack,
-/// instead of doubling its way there:
-///
-/// - no chain of reallocations, each copying the frame so far;
-/// - fresh memory this large reaches the process page by page as it is
-///   first written (the kernel maps it lazily), so capacity never written
-///   usually costs nothing; memory an allocator reuses may already be
-///   resident;
-/// - consecutive large frames ask for the same size, which an allocator
-///   can hand out again from what the last one freed.
-pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: usize) {
-    grow(buf, additional, max_frame_len);
-}
-
-/// [`grow_frame_buffer`] for a `Vec`: the same steps, the one large step
-/// made in place (a reallocation copying less than [`LARGE_FRAME_LEN`]).
-pub fn grow_frame_vec(buf: &mut Vec<u8>, additional: usize, max_frame_len: usize) {
-    grow(buf, additional, max_frame_len);
-}
-
-/// The capacity [`grow_frame_buffer`] gives a large frame's buffer in its
-/// one step, for frames of at most `max_frame_len` bytes.
-pub fn grow_frame_buffer_len(max_frame_len: usize) -> usize {
+/// The capacity the one large step gives a frame's buffer, for frames of at
+/// most `max_frame_len` bytes.
+pub(crate) fn grow_frame_buffer_len(max_frame_len: usize) -> usize {
     max_frame_len
         .min(LARGE_STEP_MAX)
         .saturating_add(LARGE_FRAME_SLACK)
@@ -99,9 +74,24 @@ impl FrameBuf for Vec<u8> {
     }
 }
 
-/// The growth rule, for either buffer. The one large step copies less than
-/// [`LARGE_FRAME_LEN`] bytes: it is taken as soon as the frame needs that
-/// much.
+/// Makes room for `additional` more bytes in a buffer that is building one
+/// frame (read from the peer, or encoded to be sent).
+///
+/// A small buffer grows as usual, by doubling. Once it needs
+/// [`LARGE_FRAME_LEN`] bytes it gets, in one step, room for the largest
+/// frame allowed (`max_frame_len`, up to 64 MiB) plus a little slack,
+/// instead of doubling its way there:
+///
+/// - no chain of reallocations, each copying the frame so far;
+/// - fresh memory this large reaches the process page by page as it is
+///   first written (the kernel maps it lazily), so capacity never written
+///   usually costs nothing; memory an allocator reuses may already be
+///   resident;
+/// - consecutive large frames ask for the same size, which an allocator
+///   can hand out again from what the last one freed.
+///
+/// The one large step copies less than [`LARGE_FRAME_LEN`] bytes: it is
+/// taken as soon as the frame needs that much.
 pub(crate) fn grow<B: FrameBuf>(buf: &mut B, additional: usize, max_frame_len: usize) {
     let needed = buf.len().saturating_add(additional);
     let whole = grow_frame_buffer_len(max_frame_len);
@@ -120,7 +110,7 @@ mod tests {
     fn small_buffers_grow_as_usual() {
         let mut buf = BytesMut::with_capacity(16);
         buf.extend_from_slice(&[1; 16]);
-        grow_frame_buffer(&mut buf, 100, 1 << 20);
+        grow(&mut buf, 100, 1 << 20);
         assert!(buf.capacity() >= 116);
         assert!(buf.capacity() < 1 << 20);
     }
@@ -132,13 +122,13 @@ mod tests {
         buf.extend_from_slice(&[7; 1000]);
         // One write that takes the frame past the large size: the buffer
         // gets exactly the largest frame's room, and keeps its bytes.
-        grow_frame_buffer(&mut buf, LARGE_FRAME_LEN, max);
+        grow(&mut buf, LARGE_FRAME_LEN, max);
         assert_eq!(buf.capacity(), max + LARGE_FRAME_SLACK);
         assert_eq!(&buf[..], &[7; 1000][..]);
         buf.extend_from_slice(&vec![7; LARGE_FRAME_LEN - 1000]);
         // Beyond the largest frame it grows as usual again.
         buf.extend_from_slice(&vec![8; max + LARGE_FRAME_SLACK - LARGE_FRAME_LEN]);
-        grow_frame_buffer(&mut buf, 1, max);
+        grow(&mut buf, 1, max);
         assert!(buf.capacity() > max + LARGE_FRAME_SLACK);
     }
 
@@ -146,10 +136,10 @@ mod tests {
     fn a_vec_takes_the_same_steps() {
         let max = 4 << 20;
         let mut small = vec![1u8; 16];
-        grow_frame_vec(&mut small, 100, max);
+        grow(&mut small, 100, max);
         assert!(small.capacity() >= 116 && small.capacity() < 1 << 20);
         let mut large = vec![7u8; 1000];
-        grow_frame_vec(&mut large, LARGE_FRAME_LEN, max);
+        grow(&mut large, LARGE_FRAME_LEN, max);
         assert_eq!(large.capacity(), grow_frame_buffer_len(max));
         assert_eq!(large, vec![7u8; 1000]);
     }
@@ -157,7 +147,7 @@ mod tests {
     #[test]
     fn a_huge_limit_is_not_reserved_whole() {
         let mut buf = BytesMut::new();
-        grow_frame_buffer(&mut buf, LARGE_FRAME_LEN, 1 << 40);
+        grow(&mut buf, LARGE_FRAME_LEN, 1 << 40);
         assert_eq!(buf.capacity(), LARGE_STEP_MAX + LARGE_FRAME_SLACK);
     }
 }

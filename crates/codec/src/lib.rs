@@ -16,7 +16,9 @@
 //!
 //! With the `tokio-codec` feature, every decoder and encoder also implements
 //! tokio-util's `Decoder` or `Encoder` (errors as `CodecError`), for use
-//! with `FramedRead` and `FramedWrite`.
+//! with `FramedRead` and `FramedWrite`. The `frame-growth` feature exposes
+//! the frame-buffer growth rule (`grow_frame_buffer`) for transports built on
+//! this crate; users of the codec do not need it.
 //!
 //! What it does **not** do: read or write sockets and pipes, know any MCP
 //! method, retry, or time anything out. Those belong to the transport and
@@ -48,7 +50,10 @@ mod content_length;
 mod encode;
 mod error;
 mod grow;
+#[cfg(feature = "frame-growth")]
+mod growth;
 pub mod jsonrpc;
+mod limit;
 mod line;
 mod sse;
 #[cfg(feature = "tokio-codec")]
@@ -59,14 +64,10 @@ pub use encode::{
     ContentLengthEncoder, EncodeError, LineEncoder, encode_content_length, encode_line,
 };
 pub use error::DecodeError;
-pub use grow::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
+#[cfg(feature = "frame-growth")]
+pub use growth::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len};
+pub use limit::DEFAULT_MAX_FRAME_LEN;
 pub use line::LineDecoder;
 pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 #[cfg(feature = "tokio-codec")]
 pub use tokio_codec::CodecError;
-
-/// The default maximum frame length of every decoder: 16 MiB.
-///
-/// A frame is one JSON-RPC message (or batch). The limit bounds how much memory
-/// one peer can make us buffer; raise it only for peers you trust.
-pub const DEFAULT_MAX_FRAME_LEN: usize = 16 << 20;

@@ -8,9 +8,8 @@
 
 use std::ffi::OsString;
 
-use mcpwire::client::types::{Arguments, Prompt, Resource, Tool};
-use mcpwire::client::{Client, ClientConfig};
-use mcpwire::stdio::StdioConfig;
+use mcpwire::client::types::{Arguments, Prompt, Resource};
+use mcpwire::{Client, ClientConfig, StdioConfig, Tool};
 use serde_json::Value;
 
 use crate::arguments;
@@ -155,7 +154,7 @@ impl Case {
             .clone()
             .unwrap_or_else(|| arguments::from_schema(&tool.input_schema));
         let result = client
-            .call_tool(&tool.name, args)
+            .call_tool(&tool.name, &args)
             .await
             .map_err(|e| format!("tools/call {}: {}", tool.name, chain(&e)))?;
         if result.is_error == Some(true) {

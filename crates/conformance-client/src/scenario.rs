@@ -11,9 +11,7 @@
 
 use std::time::Instant;
 
-use mcpwire::client::types::Tool;
-use mcpwire::client::{Client, ClientConfig};
-use mcpwire::http::{HttpClient, HttpConfig, HttpTransport};
+use mcpwire::{Client, ClientConfig, HttpClient, HttpConfig, Server, Tool};
 use serde_json::{Value, json};
 
 use crate::arguments;
@@ -76,15 +74,16 @@ pub(crate) async fn run(name: &str, url: &str, context: Option<&str>) -> Result<
     outcome
 }
 
-/// Connects over HTTP with the default settings. The `HttpClient` (the
-/// connection pool) is returned so it outlives the client.
+/// Connects over HTTP with the default settings, through the facade. The
+/// `HttpClient` (the connection pool, which remembers what the automatic
+/// fallback found) is returned so the caller can ask it.
 pub(crate) async fn connect(
     url: &str,
     config: ClientConfig,
 ) -> Result<(Client, HttpClient), String> {
     let http = HttpClient::new(HttpConfig::new()).map_err(|e| format!("HTTP client: {e}"))?;
-    let transport = HttpTransport::connect(&http, url).map_err(|e| format!("{url}: {e}"))?;
-    let client = Client::connect(transport, config)
+    let server = Server::http(url).client(http.clone());
+    let client = mcpwire::connect(server, config)
         .await
         .map_err(|e| format!("connect {url}: {}", chain(&e)))?;
     Ok((client, http))
@@ -130,7 +129,7 @@ fn find<'a>(tools: &'a [Tool], name: &str) -> Result<&'a Tool, String> {
 async fn call(client: &Client, name: &str, args: Value) -> Result<(), String> {
     eprintln!("tools/call {name} {args}");
     let result = client
-        .call_tool(name, args)
+        .call_tool(name, &args)
         .await
         .map_err(|e| format!("tools/call {name}: {}", chain(&e)))?;
     eprintln!(

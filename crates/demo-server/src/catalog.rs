@@ -1,12 +1,26 @@
 //! What the demo server offers: tools, resources, a prompt, completions.
+//! The tools reach the client through [`Peer`], which the connection
+//! implements, so the catalog sits below the connection and knows nothing
+//! of how messages travel.
 
-use std::sync::Arc;
+use std::future::Future;
 use std::time::Duration;
 
 use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject};
 use serde_json::{Value, json};
 
-use crate::peer::{Outcome, Server};
+/// What a request handler answers.
+pub(crate) type Outcome = Result<Value, ErrorObject>;
+
+/// What a tool may ask of the connection it was called on.
+pub(crate) trait Peer {
+    /// Sends a notification to the client.
+    fn notify(&self, method: &str, params: Value) -> impl Future<Output = ()> + Send;
+    /// Sends a request to the client and waits for its answer.
+    fn ask(&self, method: &str, params: Value) -> impl Future<Output = Outcome> + Send;
+    /// True if the client declared `capability` in `initialize`.
+    fn client_offers(&self, capability: &str) -> bool;
+}
 
 pub(crate) fn tools() -> Value {
     json!([
@@ -56,7 +70,7 @@ fn tool_error(message: impl Into<String>) -> Outcome {
     Ok(json!({"content": [text(message)], "isError": true}))
 }
 
-pub(crate) async fn call_tool(server: &Arc<Server>, params: &Value) -> Outcome {
+pub(crate) async fn call_tool<P: Peer + Sync>(server: &P, params: &Value) -> Outcome {
     let args = &params["arguments"];
     match params["name"].as_str().unwrap_or_default() {
         "echo" => {

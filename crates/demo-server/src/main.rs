@@ -1,5 +1,11 @@
-//! A small MCP server over its own stdin and stdout, for mcpwire's tests,
-//! benchmarks and quickstart.
+//! A small MCP server for mcpwire's tests, benchmarks and examples.
+//!
+//! ```text
+//! mcpwire-demo-server            serve over stdin and stdout
+//! mcpwire-demo-server --http [--port N]
+//!                                serve Streamable HTTP on 127.0.0.1 (port N,
+//!                                or a free one), printing the URL first
+//! ```
 //!
 //! It speaks newline-delimited JSON-RPC through mcpwire's own codec and
 //! `IoTransport`. Tools: `echo`, `add` (with an `outputSchema`), `slow`
@@ -10,20 +16,50 @@
 //! This is a test fixture, deliberately small: not a server framework.
 
 mod catalog;
+mod http;
 mod peer;
 
+use std::process::ExitCode;
 use std::sync::Arc;
 
 use mcpwire_transport::{IoConfig, IoTransport};
 
-fn main() {
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let port = match args.as_slice() {
+        [] => None,
+        [http] if http == "--http" => Some(0),
+        [http, flag, port] if http == "--http" && flag == "--port" => match port.parse() {
+            Ok(port) => Some(port),
+            Err(_) => return usage(),
+        },
+        _ => return usage(),
+    };
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
         .expect("a tokio runtime");
     runtime.block_on(async {
-        let transport = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
-        let server = Arc::new(peer::Server::default());
-        server.serve(transport).await;
-    });
+        match port {
+            None => {
+                let transport =
+                    IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
+                let server = Arc::new(peer::Server::default());
+                server.serve(transport).await;
+                ExitCode::SUCCESS
+            }
+            Some(port) => match http::serve(port).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(e) => {
+                    eprintln!("mcpwire-demo-server: {e}");
+                    ExitCode::FAILURE
+                }
+            },
+        }
+    })
+}
+
+fn usage() -> ExitCode {
+    eprintln!("usage: mcpwire-demo-server [--http [--port N]]");
+    ExitCode::from(2)
 }

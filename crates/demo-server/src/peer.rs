@@ -16,13 +16,10 @@ use serde_json::{Value, json};
 use tokio::sync::oneshot;
 use tokio::task::AbortHandle;
 
-use crate::catalog;
+use crate::catalog::{self, Outcome, Peer};
 
 /// The versions this server speaks, newest first.
 const VERSIONS: &[&str] = &["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
-
-/// What a request handler answers.
-pub(crate) type Outcome = Result<Value, ErrorObject>;
 
 /// One connection's state.
 #[derive(Default)]
@@ -35,6 +32,14 @@ pub(crate) struct Server {
 }
 
 impl Server {
+    /// A server whose messages to the client go to `sender` (one HTTP
+    /// request's answer stream).
+    pub(crate) fn with_sender(sender: FrameSender) -> Self {
+        let server = Self::default();
+        *server.sender.lock().expect("lock") = Some(sender);
+        server
+    }
+
     pub(crate) async fn serve<T: Transport>(self: Arc<Self>, mut transport: T) {
         *self.sender.lock().expect("lock") = Some(transport.sender());
         let window = NonZeroU32::new(32).expect("non-zero");
@@ -60,7 +65,8 @@ impl Server {
         self.sender.lock().expect("lock").clone().expect("serving")
     }
 
-    fn on_frame(self: &Arc<Self>, frame: Bytes) {
+    /// Handles one message from the client; a request runs on its own task.
+    pub(crate) fn on_frame(self: &Arc<Self>, frame: Bytes) {
         match Message::parse(frame) {
             Ok(Message::Request(req)) => {
                 let id = req.id.clone();
@@ -123,36 +129,6 @@ impl Server {
         }
     }
 
-    /// Sends a notification to the client.
-    pub(crate) async fn notify(&self, method: &str, params: Value) {
-        let mut buf = BytesMut::new();
-        if encode_notification(&mut buf, method, Some(&params)).is_ok() {
-            let _ = self.sender().send(buf.freeze()).await;
-        }
-    }
-
-    /// Sends a request to the client and waits for its answer.
-    pub(crate) async fn ask(&self, method: &str, params: Value) -> Outcome {
-        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
-        let (tx, rx) = oneshot::channel();
-        self.waiting.lock().expect("lock").insert(id, tx);
-        let mut buf = BytesMut::new();
-        encode_request(&mut buf, &Id::Number(id), method, Some(&params))
-            .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))?;
-        let _ = self.sender().send(buf.freeze()).await;
-        rx.await
-            .unwrap_or_else(|_| Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "no answer")))
-    }
-
-    /// True if the client declared `capability` in `initialize`.
-    pub(crate) fn client_offers(&self, capability: &str) -> bool {
-        self.client_caps
-            .lock()
-            .expect("lock")
-            .get(capability)
-            .is_some()
-    }
-
     async fn handle(self: &Arc<Self>, req: Request) -> Outcome {
         let params: Value = match &req.params {
             Some(p) => p
@@ -184,7 +160,7 @@ impl Server {
             }
             "ping" | "logging/setLevel" => Ok(json!({})),
             "tools/list" => Ok(json!({ "tools": catalog::tools() })),
-            "tools/call" => catalog::call_tool(self, &params).await,
+            "tools/call" => catalog::call_tool(&**self, &params).await,
             "resources/list" => Ok(json!({ "resources": catalog::resources() })),
             "resources/templates/list" => {
                 Ok(json!({ "resourceTemplates": catalog::resource_templates() }))
@@ -198,5 +174,37 @@ impl Server {
                 format!("method not found: {other}"),
             )),
         }
+    }
+}
+
+impl Peer for Server {
+    /// Sends a notification to the client.
+    async fn notify(&self, method: &str, params: Value) {
+        let mut buf = BytesMut::new();
+        if encode_notification(&mut buf, method, Some(&params)).is_ok() {
+            let _ = self.sender().send(buf.freeze()).await;
+        }
+    }
+
+    /// Sends a request to the client and waits for its answer.
+    async fn ask(&self, method: &str, params: Value) -> Outcome {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = oneshot::channel();
+        self.waiting.lock().expect("lock").insert(id, tx);
+        let mut buf = BytesMut::new();
+        encode_request(&mut buf, &Id::Number(id), method, Some(&params))
+            .map_err(|e| ErrorObject::new(ErrorCode::INTERNAL_ERROR, e.to_string()))?;
+        let _ = self.sender().send(buf.freeze()).await;
+        rx.await
+            .unwrap_or_else(|_| Err(ErrorObject::new(ErrorCode::INTERNAL_ERROR, "no answer")))
+    }
+
+    /// True if the client declared `capability` in `initialize`.
+    fn client_offers(&self, capability: &str) -> bool {
+        self.client_caps
+            .lock()
+            .expect("lock")
+            .get(capability)
+            .is_some()
     }
 }

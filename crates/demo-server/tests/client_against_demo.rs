@@ -9,7 +9,7 @@ use mcpwire_client::types::{
     CompletionReference, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
     ElicitResult,
 };
-use mcpwire_client::{Client, ClientConfig, ErrorKind, RequestContext, RequestOptions};
+use mcpwire_client::{Client, ClientConfig, Deadline, ErrorKind, RequestContext, RequestOptions};
 use mcpwire_transport::{IoConfig, IoTransport};
 use serde_json::json;
 
@@ -122,13 +122,15 @@ async fn progress_sampling_elicitation_and_logging() {
     let s = seen.clone();
     let opts = RequestOptions::new()
         .timeout(Duration::from_secs(5))
-        .reset_on_progress(true)
+        .deadline(Deadline::ResetOnProgress)
         .on_progress(move |_p| {
             s.fetch_add(1, Ordering::SeqCst);
         });
-    let params =
-        mcpwire_client::types::CallToolParams::new("slow", json!({"steps": 3, "delay_ms": 50}));
-    let r = client.call_tool_with(params, &opts).await.unwrap();
+    let r = client
+        .call_tool("slow", &json!({"steps": 3, "delay_ms": 50}))
+        .options(opts)
+        .await
+        .unwrap();
     assert_eq!(r.text(), "done after 3 steps");
     assert!(
         seen.load(Ordering::SeqCst) >= 1,

@@ -5,11 +5,11 @@
 use std::path::Path;
 use std::time::Duration;
 
-use mcpwire_client::types::{CallToolParams, CallToolResult};
-use mcpwire_client::{Client, ClientConfig, Error, RequestOptions, TransportFactory};
-use mcpwire_http::{HttpClient, HttpConfig, HttpTransport, RetryPolicy};
+use mcpwire::{HttpClient, HttpConfig, Server};
+use mcpwire_client::types::CallToolResult;
+use mcpwire_client::{Client, ClientConfig, Error, RequestOptions};
+use mcpwire_http::{HttpMode, Proxy, RetryPolicy};
 use mcpwire_stdio::{StderrMode, StdioConfig};
-use mcpwire_transport::Transport;
 use serde_json::Value;
 
 use crate::probe::{TAG_VAR, tag};
@@ -32,7 +32,7 @@ pub async fn connect_stdio(stdio: StdioConfig, config: ClientConfig) -> Result<C
 /// quick retry policy, short connect and request bounds.
 pub fn http_config() -> HttpConfig {
     HttpConfig::new()
-        .proxy_from_env(false)
+        .proxy(Proxy::none())
         .connect_timeout(Duration::from_secs(3))
         .request_timeout(Duration::from_secs(10))
         .close_timeout(Duration::from_secs(1))
@@ -45,33 +45,34 @@ pub fn http_config() -> HttpConfig {
         )
 }
 
-/// A factory of Streamable HTTP transports to `url` over `http` (one
-/// shared HTTP client: its pool serves every reconnection).
-pub fn http_factory(http: &HttpClient, url: &str) -> TransportFactory {
-    let http = http.clone();
-    let url = url.to_owned();
-    Box::new(move || {
-        let t = HttpTransport::streamable(&http, &url);
-        Box::pin(async move {
-            t.map(|t| Box::new(t) as Box<dyn Transport>)
-                .map_err(Error::spawn)
-        })
-    })
-}
-
 /// Connects over Streamable HTTP to `url` with a new HTTP client.
 pub async fn connect_http(
     url: &str,
     http: HttpConfig,
     config: ClientConfig,
 ) -> Result<Client, Error> {
-    let http = HttpClient::new(http).map_err(Error::spawn)?;
-    Client::connect_with(http_factory(&http, url), config).await
+    let server = Server::http(url)
+        .config(http)
+        .mode(HttpMode::StreamableHttp);
+    mcpwire::connect(server, config).await
+}
+
+/// Connects over Streamable HTTP to `url` through `http`, an HTTP client
+/// shared with other sessions.
+pub async fn connect_http_shared(
+    url: &str,
+    http: &HttpClient,
+    config: ClientConfig,
+) -> Result<Client, Error> {
+    let server = Server::http(url)
+        .client(http.clone())
+        .mode(HttpMode::StreamableHttp);
+    mcpwire::connect(server, config).await
 }
 
 /// Calls tool `name` with JSON `arguments`.
 pub async fn call(client: &Client, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
-    client.call_tool(name, arguments).await
+    client.call_tool(name, &arguments).await
 }
 
 /// Calls tool `name` with JSON `arguments` and request options.
@@ -82,7 +83,8 @@ pub async fn call_with(
     opts: &RequestOptions,
 ) -> Result<CallToolResult, Error> {
     client
-        .call_tool_with(CallToolParams::new(name, arguments), opts)
+        .call_tool(name, &arguments)
+        .options(opts.clone())
         .await
 }
 

@@ -98,8 +98,15 @@ pub enum TransportError {
     /// A wait ran out of time.
     #[error("timed out")]
     Timeout,
-    /// Anything else, from a specific transport.
-    #[error("{0}")]
+    /// The peer wants (other) credentials: an HTTP 401 or 403. The
+    /// transport's own error, shown and chained through this one, carries
+    /// what the server asked for (for HTTP, its `WWW-Authenticate`
+    /// challenges).
+    #[error(transparent)]
+    Unauthorized(Arc<dyn std::error::Error + Send + Sync>),
+    /// Anything else, from a specific transport: its own error, shown and
+    /// chained through this one.
+    #[error(transparent)]
     Other(Arc<dyn std::error::Error + Send + Sync>),
 }
 

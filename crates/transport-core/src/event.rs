@@ -107,7 +107,19 @@ impl fmt::Display for CloseReason {
             CloseReason::FrameTooLong { max } => {
                 write!(f, "peer sent a frame over the {max}-byte limit")
             }
-            CloseReason::Error(e) => write!(f, "fatal transport error: {e}"),
+            CloseReason::Error(_) => f.write_str("fatal transport error"),
+        }
+    }
+}
+
+/// A close reason is an error in its own right (the last thing a transport
+/// reports), so it can be the cause of a higher layer's error; a fatal
+/// transport error is its source.
+impl std::error::Error for CloseReason {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            CloseReason::Error(e) => Some(e),
+            _ => None,
         }
     }
 }

@@ -17,8 +17,13 @@
 //!
 //! [`IoTransport`] implements the contract over any byte stream (pipes,
 //! sockets, an in-memory pair from [`IoTransport::pair`] for scripting a fake
-//! peer), with newline framing. [`GrantHarness`] checks any transport against
-//! the contract, one grant at a time.
+//! peer), with newline framing.
+//!
+//! Features, both off by default: `test-util` adds `GrantHarness`, which
+//! checks any transport against the contract one grant at a time (for the
+//! tests of a transport); `direct-send` adds the `DirectSend` hook through
+//! which a transport takes frames on the sender's own task (`mcpwire-http`
+//! uses it).
 //!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
 //!
@@ -48,6 +53,7 @@ mod active;
 mod direct;
 mod error;
 mod event;
+#[cfg(feature = "test-util")]
 mod harness;
 mod io;
 mod io_config;
@@ -58,8 +64,11 @@ mod writer;
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
+#[cfg(feature = "test-util")]
 pub use harness::{GrantHarness, HarnessError};
 pub use io::IoTransport;
 pub use io_config::{Framing, IoConfig, NonJsonPolicy};
-pub use sender::{DirectSend, FrameSender, Offered};
+pub use sender::FrameSender;
+#[cfg(feature = "direct-send")]
+pub use sender::{DirectSend, Offered};
 pub use transport::{Transport, TransportExt, TransportInfo};

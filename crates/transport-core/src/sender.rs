@@ -24,11 +24,14 @@ pub struct FrameSender {
     /// nothing is queued, saving the writer task's wake-up.
     direct: Option<Arc<SharedWrite>>,
     /// Set by other transports (HTTP): the same, through [`DirectSend`].
+    #[cfg(feature = "direct-send")]
     hook: Option<Arc<dyn DirectSend>>,
 }
 
 /// A transport's way to take a frame from the sender's own task instead of
-/// through the queue, saving its driver task a wake-up and a channel hop.
+/// through the queue, saving its driver task a wake-up and a channel hop
+/// (the `direct-send` feature: for transports, such as `mcpwire-http`; its
+/// contract may change with theirs).
 ///
 /// [`FrameSender`] checks every frame (receive-only, maximum length,
 /// newlines) before offering it, so an implementation never sees a frame the
@@ -36,6 +39,7 @@ pub struct FrameSender {
 /// [`Offered::Queue`] while any frame offered earlier is still queued, and
 /// count the frames it sends to the queue until its driver has handed them
 /// on. It must not block or wait: it is called from `try_send` too.
+#[cfg(feature = "direct-send")]
 pub trait DirectSend: Send + Sync + std::fmt::Debug {
     /// Takes `frame` now if nothing is ahead of it, or hands it back to be
     /// queued (then counted as queued until [`unqueue`](Self::unqueue) or
@@ -48,6 +52,7 @@ pub trait DirectSend: Send + Sync + std::fmt::Debug {
 }
 
 /// What a [`DirectSend`] made of a frame.
+#[cfg(feature = "direct-send")]
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Offered {
@@ -73,6 +78,7 @@ impl FrameSender {
                 reject_newlines: false,
                 can_send: true,
                 direct: None,
+                #[cfg(feature = "direct-send")]
                 hook: None,
             },
             rx,
@@ -111,6 +117,7 @@ impl FrameSender {
 
     /// Offers every frame that passes the checks to `hook` before queueing
     /// it: see [`DirectSend`].
+    #[cfg(feature = "direct-send")]
     #[must_use]
     pub fn direct_send(mut self, hook: Arc<dyn DirectSend>) -> Self {
         self.hook = Some(hook);
@@ -120,6 +127,7 @@ impl FrameSender {
     /// Writes the frame at once if possible. `Ok(None)`: done; `Ok(Some)`:
     /// queue it (counted as queued); `Err`: the transport is closed.
     fn try_direct(&self, frame: Bytes) -> Result<Option<Bytes>, SendError> {
+        #[cfg(feature = "direct-send")]
         if let Some(hook) = &self.hook {
             return match hook.offer(frame) {
                 Offered::Taken => Ok(None),
@@ -191,6 +199,7 @@ impl FrameSender {
     }
 
     fn unqueue(&self) {
+        #[cfg(feature = "direct-send")]
         if let Some(hook) = &self.hook {
             hook.unqueue();
         }
@@ -251,6 +260,7 @@ mod tests {
 
     /// A hook that takes frames starting with `t`, hands back `c` as closed,
     /// and queues the rest, counting them.
+    #[cfg(feature = "direct-send")]
     #[derive(Debug, Default)]
     struct Hook {
         taken: std::sync::Mutex<Vec<Bytes>>,
@@ -258,6 +268,7 @@ mod tests {
         queued: std::sync::atomic::AtomicIsize,
     }
 
+    #[cfg(feature = "direct-send")]
     impl DirectSend for Hook {
         fn offer(&self, frame: Bytes) -> Offered {
             use std::sync::atomic::Ordering::SeqCst;
@@ -281,6 +292,7 @@ mod tests {
         }
     }
 
+    #[cfg(feature = "direct-send")]
     #[tokio::test]
     async fn direct_send_hook_sees_only_checked_frames_and_keeps_the_count() {
         use std::sync::atomic::Ordering::SeqCst;
@@ -319,6 +331,7 @@ mod tests {
         );
     }
 
+    #[cfg(feature = "direct-send")]
     #[tokio::test]
     async fn receive_only_refuses_before_the_direct_send_hook() {
         let hook = Arc::new(Hook::default());

@@ -10,7 +10,7 @@ mod support;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use mcpwire_http::{HttpClient, HttpTransport};
+use mcpwire_http::{Http2, HttpClient, HttpTransport};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 use support::{Reply, Server, quick_config};
 
@@ -66,7 +66,12 @@ fn bench(c: &mut Criterion) {
             } else {
                 json_server().await
             };
-            let client = HttpClient::new(quick_config().http2_prior_knowledge(h2)).unwrap();
+            let client = HttpClient::new(quick_config().http2(if h2 {
+                Http2::PriorKnowledge
+            } else {
+                Http2::Negotiated
+            }))
+            .unwrap();
             let t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
             (server, t)
         });

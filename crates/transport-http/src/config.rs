@@ -20,7 +20,7 @@ pub struct HttpConfig {
     pub(crate) webpki_roots: bool,
     pub(crate) native_roots: bool,
     pub(crate) extra_roots: Vec<Vec<u8>>,
-    pub(crate) http2_prior_knowledge: bool,
+    pub(crate) http2: Http2,
     pub(crate) read_ahead: usize,
     pub(crate) queue_capacity: usize,
     pub(crate) max_in_flight: usize,
@@ -28,6 +28,62 @@ pub struct HttpConfig {
     pub(crate) listen: bool,
     pub(crate) pool_idle_timeout: Duration,
     pub(crate) proxy: ProxyConfig,
+}
+
+/// How HTTP/2 is chosen.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Http2 {
+    /// HTTP/2 when TLS ALPN selects it, HTTP/1.1 otherwise (and over
+    /// cleartext). The default.
+    #[default]
+    Negotiated,
+    /// HTTP/2 without negotiation, also over cleartext (h2c prior
+    /// knowledge): for a server known to speak it.
+    PriorKnowledge,
+}
+
+/// Where an [`HttpClient`](crate::HttpClient)'s proxy settings come from:
+/// [`Proxy::from_env`] (the default), [`Proxy::none`], or one proxy for
+/// every URL, [`Proxy::url`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Proxy(pub(crate) ProxyConfig);
+
+impl Proxy {
+    /// `HTTPS_PROXY` for https URLs (tunnelled with `CONNECT`), `HTTP_PROXY`
+    /// for http URLs (forwarded), `ALL_PROXY` for both, `NO_PROXY` for
+    /// exceptions (or their lowercase forms), read when the client is
+    /// built. Loopback destinations (`localhost`, 127.0.0.0/8, `::1`) never
+    /// go through them.
+    pub fn from_env() -> Self {
+        Proxy(ProxyConfig::Env)
+    }
+
+    /// No proxy at all.
+    pub fn none() -> Self {
+        Proxy(ProxyConfig::Off)
+    }
+
+    /// Every request through the `http://` proxy at `url` (credentials in
+    /// the URL become `Proxy-Authorization`), loopback destinations
+    /// included unless [`no_proxy`](Self::no_proxy) says otherwise.
+    pub fn url(url: impl Into<String>) -> Self {
+        Proxy(ProxyConfig::Explicit {
+            url: url.into(),
+            no_proxy: String::new(),
+        })
+    }
+
+    /// Hosts that bypass a [`Proxy::url`] proxy, in the `NO_PROXY` syntax
+    /// (comma-separated hosts, domains and IP ranges). No effect on the
+    /// other kinds.
+    #[must_use]
+    pub fn no_proxy(mut self, hosts: impl Into<String>) -> Self {
+        if let ProxyConfig::Explicit { no_proxy, .. } = &mut self.0 {
+            *no_proxy = hosts.into();
+        }
+        self
+    }
 }
 
 /// Where proxy settings come from.
@@ -54,7 +110,7 @@ impl Default for HttpConfig {
             webpki_roots: true,
             native_roots: false,
             extra_roots: Vec::new(),
-            http2_prior_knowledge: false,
+            http2: Http2::Negotiated,
             read_ahead: 4,
             queue_capacity: 32,
             max_in_flight: 64,
@@ -143,11 +199,11 @@ impl HttpConfig {
         self
     }
 
-    /// Speaks HTTP/2 without negotiation, also over cleartext (h2c prior
-    /// knowledge). Default: false (HTTP/2 is used when TLS ALPN selects it).
+    /// How HTTP/2 is chosen. Default: [`Http2::Negotiated`] (when TLS ALPN
+    /// selects it).
     #[must_use]
-    pub fn http2_prior_knowledge(mut self, enabled: bool) -> Self {
-        self.http2_prior_knowledge = enabled;
+    pub fn http2(mut self, http2: Http2) -> Self {
+        self.http2 = http2;
         self
     }
 
@@ -202,31 +258,10 @@ impl HttpConfig {
         self
     }
 
-    /// Whether proxies come from the environment: `HTTPS_PROXY` for https
-    /// URLs (tunnelled with `CONNECT`), `HTTP_PROXY` for http URLs (forwarded),
-    /// `ALL_PROXY` for both, `NO_PROXY` for exceptions, read when the client is
-    /// built. Loopback destinations (`localhost`, 127.0.0.0/8, `::1`) never
-    /// go through them. Default: true. False turns proxies off.
+    /// Where proxy settings come from. Default: [`Proxy::from_env`].
     #[must_use]
-    pub fn proxy_from_env(mut self, enabled: bool) -> Self {
-        self.proxy = if enabled {
-            ProxyConfig::Env
-        } else {
-            ProxyConfig::Off
-        };
-        self
-    }
-
-    /// Sends every request through the `http://` proxy at `url` (credentials
-    /// in the URL become `Proxy-Authorization`), except to hosts matched by
-    /// `no_proxy` (the `NO_PROXY` syntax: comma-separated hosts, domains and
-    /// IP ranges). Replaces the environment's settings. Default: none.
-    #[must_use]
-    pub fn proxy(mut self, url: impl Into<String>, no_proxy: impl Into<String>) -> Self {
-        self.proxy = ProxyConfig::Explicit {
-            url: url.into(),
-            no_proxy: no_proxy.into(),
-        };
+    pub fn proxy(mut self, proxy: Proxy) -> Self {
+        self.proxy = proxy.0;
         self
     }
 }

@@ -92,8 +92,11 @@ impl tower_service::Service<Uri> for Connector {
                 if !https {
                     return Ok(MaybeTls::Plain(stream, false));
                 }
-                let name = ServerName::try_from(host)?;
-                let stream = tls.connect(name, stream).await?;
+                let name = ServerName::try_from(host.clone())?;
+                let stream = tls
+                    .connect(name, stream)
+                    .await
+                    .map_err(|e| handshake_error(host, e))?;
                 Ok(MaybeTls::Tls(Box::new(stream)))
             };
             match tokio::time::timeout(timeout, connect).await {
@@ -102,6 +105,27 @@ impl tower_service::Service<Uri> for Connector {
             }
         })
     }
+}
+
+/// A TLS handshake that failed. Its source is rustls' own error: the
+/// `io::Error` tokio-rustls returns carries it, but `io::Error::source`
+/// skips the error it wraps, so a walk of the chain would never meet it.
+#[derive(Debug, thiserror::Error)]
+#[error("TLS handshake with {host} failed")]
+struct TlsHandshake {
+    host: String,
+    #[source]
+    source: BoxError,
+}
+
+fn handshake_error(host: String, e: io::Error) -> BoxError {
+    let source: BoxError = if e.get_ref().is_some() {
+        e.into_inner()
+            .unwrap_or_else(|| "the TLS handshake failed".into())
+    } else {
+        Box::new(e)
+    };
+    Box::new(TlsHandshake { host, source })
 }
 
 /// A connection: plain TCP (to a forwarding proxy if flagged) or TLS over

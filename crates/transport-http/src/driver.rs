@@ -1,22 +1,25 @@
-use std::future::Future;
-use std::pin::Pin;
+//! The task behind one [`HttpTransport`](crate::HttpTransport), and the one
+//! module that knows both modes: it decides which one runs (a configured
+//! start, a mode the client remembered, or the automatic fallback's probe)
+//! and hands the transport to [`Streamable`] or [`Legacy`].
+
 use std::sync::Arc;
 
 use bytes::Bytes;
-use futures_util::StreamExt;
-use futures_util::stream::FuturesUnordered;
 use http::Uri;
-use mcpwire_transport::CloseReason;
-use tokio::sync::{mpsc, watch};
-use tokio::task::JoinSet;
+use mcpwire_transport::{CloseReason, DirectSend as _};
+use tokio::sync::{Semaphore, mpsc, watch};
 
-use crate::direct::DirectPost;
+use crate::client::HttpClient;
+use crate::context::Ctx;
 use crate::events::Events;
-pub(crate) use crate::outbound::Outbound;
+use crate::legacy::{Legacy, LegacyStream};
+use crate::mode::HttpMode;
+use crate::outbound::Outbound;
+use crate::request::{Build, send_with_retry};
+use crate::response::status_error;
 use crate::session::{SessionSnapshot, Shared};
-use crate::streamable::Probe;
-use crate::{Error, HttpClient, HttpMode};
-use mcpwire_transport::DirectSend as _;
+use crate::streamable::{DirectPost, Streamable};
 
 /// How a transport starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -39,43 +42,23 @@ impl Start {
     }
 }
 
-/// Everything a driver's tasks share.
-pub(crate) struct Ctx {
-    pub(crate) client: HttpClient,
-    pub(crate) shared: Arc<Shared>,
-    pub(crate) url: Uri,
-    pub(crate) events: Events,
+/// What the automatic fallback's probe found.
+enum Probe {
+    /// The server speaks Streamable HTTP (or failed in a way that says
+    /// nothing about legacy support): stay, and handle this answer, if the
+    /// POST got one.
+    Streamable(Option<(http::Response<hyper::body::Incoming>, Bytes, Outbound)>),
+    /// The server speaks HTTP+SSE: its stream is open and `frame` still has
+    /// to be sent.
+    Legacy(Bytes, Box<LegacyStream>),
 }
 
-/// One request's exchange (its POST, then its JSON or SSE answer), polled by
-/// the driver task itself.
-pub(crate) type Exchange = Pin<Box<dyn Future<Output = ()> + Send>>;
-
-/// The requests in flight. The driver polls them in its own task rather than
-/// spawning a task per request: a spawned task costs a scheduling and, when
-/// it ends, a wake-up of the driver (the `JoinSet`), on every request. Here
-/// hyper's connection task wakes the driver once when the answer is in.
-pub(crate) type InFlight = FuturesUnordered<Exchange>;
-
-/// Polls the requests in flight forever (pending once there are none), so it
-/// can run beside whatever the driver is waiting for.
-pub(crate) async fn drive(requests: &mut InFlight) {
-    loop {
-        if requests.next().await.is_none() {
-            std::future::pending::<()>().await;
-        }
-    }
-}
-
-/// The task behind one [`HttpTransport`](crate::HttpTransport).
+/// The task behind one transport, before it knows its mode.
 pub(crate) struct Driver {
-    pub(crate) ctx: Arc<Ctx>,
-    pub(crate) tasks: JoinSet<()>,
-    pub(crate) snap: SessionSnapshot,
-    pub(crate) listener: Option<tokio::task::AbortHandle>,
-    pub(crate) in_flight: Arc<tokio::sync::Semaphore>,
+    ctx: Arc<Ctx>,
+    in_flight: Arc<Semaphore>,
     /// The requests in flight, shared with the senders that post directly.
-    pub(crate) direct: Arc<DirectPost>,
+    direct: Arc<DirectPost>,
     /// Drops the requests in flight however the driver ends (an aborted
     /// task included), so a sender cannot keep them, or start new ones.
     _abandon: Abandon,
@@ -97,7 +80,7 @@ impl Driver {
         events: Events,
         runtime: &tokio::runtime::Handle,
     ) -> Self {
-        let in_flight = Arc::new(tokio::sync::Semaphore::new(client.config().max_in_flight));
+        let in_flight = Arc::new(Semaphore::new(client.config().max_in_flight));
         let ctx = Arc::new(Ctx {
             client,
             shared,
@@ -106,95 +89,105 @@ impl Driver {
         });
         let direct = Arc::new(DirectPost::new(ctx.clone(), in_flight.clone(), runtime));
         Self {
-            in_flight,
             ctx,
-            tasks: JoinSet::new(),
-            snap: SessionSnapshot::default(),
-            listener: None,
+            in_flight,
             direct: direct.clone(),
             _abandon: Abandon(direct),
         }
     }
 
+    /// The hook a [`FrameSender`](mcpwire_transport::FrameSender) offers
+    /// requests to (Streamable HTTP only).
+    pub(crate) fn direct(&self) -> Arc<DirectPost> {
+        self.direct.clone()
+    }
+
+    /// Runs the transport in the mode `start` says, or the one the probe
+    /// finds, until it closes.
     pub(crate) async fn run(
-        mut self,
+        self,
         mut rx: mpsc::Receiver<Bytes>,
         mut shutdown: watch::Receiver<bool>,
         start: Start,
     ) -> CloseReason {
-        let mut pending = None;
-        if start == Start::Auto {
-            // The first frame decides the transport; nothing else is sent
-            // before it is answered.
-            let first = tokio::select! {
-                frame = rx.recv() => frame,
-                _ = shutdown.changed() => None,
-            };
-            let Some(first) = first else {
-                return CloseReason::Local;
-            };
-            // The probe is handed on here, not in the loop below.
-            self.direct.unqueue();
-            if let Probe::Legacy(frame, stream) = self.probe(first).await {
-                pending = Some((frame, stream));
+        let mut streamable = Streamable::new(
+            self.ctx.clone(),
+            self.in_flight.clone(),
+            self.direct.clone(),
+        );
+        match start {
+            Start::Streamable => streamable.run(rx, shutdown).await,
+            Start::Legacy => {
+                let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
+                legacy.run(rx, shutdown, None).await
             }
-        }
-        if matches!(start, Start::Legacy | Start::ReceiveOnly) || pending.is_some() {
-            let receive_only = start == Start::ReceiveOnly;
-            return self.run_legacy(rx, shutdown, pending, receive_only).await;
-        }
-        // Requests in flight live in `direct`, where senders may add
-        // theirs; polling it (first in the loop) also gives them the
-        // driver's waker.
-        let direct = self.direct.clone();
-        loop {
-            tokio::select! {
-                biased;
-                _ = shutdown.changed() => break,
-                () = direct.drive() => {}
-                frame = rx.recv() => match frame {
-                    Some(frame) => {
-                        // The requests in flight go on while this frame is
-                        // posted (or waits for an in-flight permit, which
-                        // only they can give back).
-                        let exchange = tokio::select! {
-                            exchange = self.send_streamable(frame) => exchange,
-                            () = direct.drive() => None,
-                            _ = shutdown.changed() => break,
-                        };
-                        direct.handed_on(exchange);
+            Start::ReceiveOnly => {
+                let legacy = Legacy::new(self.ctx.clone(), HttpMode::ReceiveOnlySse);
+                legacy.run(rx, shutdown, None).await
+            }
+            Start::Auto => {
+                // The first frame decides the transport; nothing else is
+                // sent before it is answered.
+                let first = tokio::select! {
+                    frame = rx.recv() => frame,
+                    _ = shutdown.changed() => None,
+                };
+                let Some(first) = first else {
+                    return CloseReason::Local;
+                };
+                // The probe is handed on here, not in the mode's loop.
+                self.direct.unqueue();
+                match self.probe(first).await {
+                    Probe::Streamable(answer) => {
+                        if let Some((resp, frame, kind)) = answer {
+                            streamable.adopt(resp, frame, kind);
+                        }
+                        streamable.run(rx, shutdown).await
                     }
-                    None => break,
-                },
-                Some(_) = self.tasks.join_next() => {}
+                    Probe::Legacy(frame, stream) => {
+                        let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
+                        legacy.run(rx, shutdown, Some((frame, stream))).await
+                    }
+                }
             }
         }
-        self.close_streamable(rx).await;
-        CloseReason::Local
     }
-}
 
-/// Parses an absolute `http` or `https` URL.
-pub(crate) fn parse_url(url: &str) -> Result<Uri, Error> {
-    let uri: Uri = url.parse().map_err(|e| Error::InvalidUrl {
-        url: url.to_owned(),
-        source: Box::new(e),
-    })?;
-    match uri.scheme_str() {
-        Some("http") | Some("https") => {}
-        Some(other) => return Err(Error::UnsupportedScheme(other.to_owned())),
-        None => {
-            return Err(Error::InvalidUrl {
-                url: url.to_owned(),
-                source: "the URL is not absolute".into(),
-            });
+    /// The automatic fallback's first step: POST the first frame as
+    /// Streamable HTTP; on 400, 404 or 405, look for a legacy `endpoint`
+    /// event on a GET of the same URL.
+    async fn probe(&self, frame: Bytes) -> Probe {
+        let ctx = &self.ctx;
+        let kind = Outbound::classify(&frame);
+        let build = Build::Post {
+            frame: &frame,
+            kind: &kind,
+        };
+        let req = build.request(ctx, &SessionSnapshot::default());
+        let resp = match send_with_retry(ctx, build, req).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                ctx.events.undelivered(frame, e.into()).await;
+                return Probe::Streamable(None);
+            }
+        };
+        if !matches!(resp.status().as_u16(), 400 | 404 | 405) {
+            return Probe::Streamable(Some((resp, frame, kind)));
+        }
+        let original = status_error(resp).await;
+        match LegacyStream::open(ctx).await {
+            Ok(stream) => {
+                tracing::debug!(url = %ctx.url, "falling back to HTTP+SSE");
+                ctx.shared.set_mode(HttpMode::LegacySse);
+                ctx.client
+                    .remember_mode(&ctx.shared.url, HttpMode::LegacySse);
+                Probe::Legacy(frame, Box::new(stream))
+            }
+            Err(e) => {
+                tracing::debug!(error = %e, "no legacy SSE endpoint either");
+                ctx.events.undelivered(frame, original.into()).await;
+                Probe::Streamable(None)
+            }
         }
     }
-    if uri.host().is_none() {
-        return Err(Error::InvalidUrl {
-            url: url.to_owned(),
-            source: "the URL has no host".into(),
-        });
-    }
-    Ok(uri)
 }

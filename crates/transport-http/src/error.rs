@@ -1,6 +1,14 @@
+//! The errors of the HTTP transports. Each `Display` says what went wrong
+//! at this layer; the cause (hyper's error, rustls', the operating system's)
+//! is the [`source`](std::error::Error::source). Message text is not stable:
+//! branch on the variants.
+
+use std::fmt;
 use std::sync::Arc;
 
 use mcpwire_transport::{HttpStatus, TransportError};
+
+use crate::www_authenticate::Challenge;
 
 /// A boxed error from a layer below us (hyper, rustls, the OS).
 pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
@@ -8,8 +16,9 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 /// An error of the HTTP transports.
 ///
 /// Status errors come first: an answer with an error status is always
-/// [`Error::Status`], whatever its body holds, so a proxy's HTML error page is
-/// never reported as a JSON parse error.
+/// [`Error::Status`] (or [`Error::Authorization`] for 401 and 403), whatever
+/// its body holds, so a proxy's HTML error page is never reported as a JSON
+/// parse error.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
@@ -39,16 +48,20 @@ pub enum Error {
     #[error("invalid header value {0:?}")]
     InvalidHeaderValue(String),
     /// The request could not be sent or its answer could not be read
-    /// (connection refused, reset, TLS handshake failure...).
+    /// (the connection was reset or closed mid-answer).
     #[error("HTTP request failed")]
     Request(#[source] BoxError),
     /// Connecting took longer than the connect timeout, or the answer's headers
     /// took longer than the request timeout.
     #[error("HTTP request timed out")]
     Timeout,
-    /// The server answered with an error status.
+    /// The server answered with an error status (other than 401 and 403).
     #[error("HTTP status {}", .0.status)]
     Status(Box<HttpStatus>),
+    /// The server answered 401 Unauthorized or 403 Forbidden: it wants
+    /// (other) credentials. See [`AuthorizationRequired`] for its challenges.
+    #[error("the server requires authorization ({0})")]
+    Authorization(Box<AuthorizationRequired>),
     /// A body was longer than the configured maximum frame length.
     #[error("HTTP body exceeds the {max}-byte limit")]
     BodyTooLarge {
@@ -64,12 +77,88 @@ pub enum Error {
     /// An SSE stream ended before the answer to the request it carried.
     #[error("SSE stream ended before the response arrived")]
     StreamEnded,
-    /// The retry budget ran out before the operation succeeded.
+    /// The retry budget ran out before the operation succeeded; the source
+    /// is the last attempt's error.
     #[error("retry budget exhausted")]
     RetriesExhausted(#[source] Box<Error>),
     /// The legacy SSE stream did not announce a usable `endpoint`.
-    #[error("legacy SSE endpoint missing or rejected: {0}")]
-    Endpoint(String),
+    #[error("legacy SSE endpoint missing or rejected")]
+    Endpoint(#[source] EndpointError),
+}
+
+/// What a 401 or 403 answer said: its status, its `WWW-Authenticate`
+/// challenges (RFC 9110 §11.6.1; for MCP servers a `Bearer` challenge with
+/// `resource_metadata` and `scope`), and the start of its body.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct AuthorizationRequired {
+    /// 401 or 403.
+    pub status: u16,
+    /// Every challenge of every `WWW-Authenticate` header, in order.
+    pub challenges: Vec<Challenge>,
+    /// The start of the body, lossily decoded, for diagnostics.
+    pub body: String,
+}
+
+impl AuthorizationRequired {
+    /// The first `Bearer` challenge, the one MCP servers send.
+    pub fn bearer(&self) -> Option<&Challenge> {
+        self.challenges.iter().find(|c| c.is("Bearer"))
+    }
+}
+
+impl fmt::Display for AuthorizationRequired {
+    /// `HTTP 401`, then the first challenge's scheme, error and scope.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "HTTP {}", self.status)?;
+        let Some(c) = self.bearer().or(self.challenges.first()) else {
+            return f.write_str(", no challenge");
+        };
+        write!(f, ", {}", c.scheme())?;
+        if let Some(error) = c.error() {
+            write!(f, " error {error:?}")?;
+        }
+        if let Some(scope) = c.scope() {
+            write!(f, " scope {scope:?}")?;
+        }
+        Ok(())
+    }
+}
+
+/// Why the legacy transport's `endpoint` could not be used.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EndpointError {
+    /// The stream sent no `endpoint` event within the request timeout.
+    #[error("no endpoint event within the request timeout")]
+    NotInTime,
+    /// The stream ended before an `endpoint` event.
+    #[error("the stream ended before an endpoint event")]
+    StreamEnded,
+    /// A frame was to be posted before any endpoint was announced.
+    #[error("no endpoint announced yet")]
+    NotAnnounced,
+    /// The event's data is not UTF-8.
+    #[error("the endpoint is not UTF-8")]
+    NotUtf8(#[source] std::str::Utf8Error),
+    /// The announced endpoint is not a URL reference, or does not resolve
+    /// against the SSE URL to one.
+    #[error("endpoint {endpoint:?} is not a usable URL")]
+    Invalid {
+        /// The endpoint as announced.
+        endpoint: String,
+        /// The URL parser's error.
+        #[source]
+        source: BoxError,
+    },
+    /// The endpoint is on another origin (scheme, host or port) than the SSE
+    /// URL: refused, so messages and credentials go only where the user
+    /// pointed.
+    #[error("endpoint {endpoint} is not on the SSE URL's origin")]
+    OtherOrigin {
+        /// The endpoint, resolved.
+        endpoint: String,
+    },
 }
 
 impl Error {
@@ -78,6 +167,16 @@ impl Error {
         match self {
             Error::Status(s) => Some(s),
             Error::RetriesExhausted(e) => e.status(),
+            _ => None,
+        }
+    }
+
+    /// The authorization the server wants, for a 401 or 403 answer (looking
+    /// through retries).
+    pub fn authorization(&self) -> Option<&AuthorizationRequired> {
+        match self {
+            Error::Authorization(a) => Some(a),
+            Error::RetriesExhausted(e) => e.authorization(),
             _ => None,
         }
     }
@@ -92,15 +191,25 @@ impl Error {
     }
 }
 
+impl From<EndpointError> for Error {
+    fn from(e: EndpointError) -> Self {
+        Error::Endpoint(e)
+    }
+}
+
 impl From<Error> for TransportError {
     fn from(e: Error) -> Self {
         match e {
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
+            Error::Authorization(_) => TransportError::Unauthorized(Arc::new(e)),
             // The last status or timeout matters more to the caller than the
             // fact that retries ran out: keep it typed.
             Error::RetriesExhausted(inner)
-                if matches!(*inner, Error::Status(_) | Error::Timeout) =>
+                if matches!(
+                    *inner,
+                    Error::Status(_) | Error::Timeout | Error::Authorization(_)
+                ) =>
             {
                 (*inner).into()
             }

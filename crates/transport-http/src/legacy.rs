@@ -1,21 +1,32 @@
 //! The legacy HTTP+SSE transport (MCP 2024-11-05) and the receive-only SSE
 //! transport: a GET event stream carries every server message; the legacy
-//! stream first announces, in an `endpoint` event, where to POST.
+//! stream first announces, in an `endpoint` event, where to POST. This
+//! module owns both modes' state ([`Legacy`]) and loop.
 
 use std::sync::Arc;
 
 use bytes::Bytes;
-use http::header::{ACCEPT, CONTENT_TYPE};
-use http::{Method, Uri};
+use http::Uri;
 use mcpwire_transport::{CloseReason, TransportError};
 use tokio::sync::{mpsc, watch};
 
-use crate::client::{media_type, read_body, status_error};
-use crate::driver::{Ctx, Driver, Outbound};
+use crate::context::Ctx;
+use crate::error::{BoxError, EndpointError, Error};
 use crate::events::SseStep;
-use crate::sse::{Cursor, SseReader, get, is_message};
-use crate::streamable::{ACCEPT_POST, JSON, post_with_retry};
-use crate::{Error, HttpMode};
+use crate::mode::HttpMode;
+use crate::request::{Build, send_with_retry};
+use crate::response::{read_body, status_error};
+use crate::session::SessionSnapshot;
+use crate::sse::{self, Cursor, SseReader, is_message};
+
+/// Whether a stream being opened must announce its endpoint first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Announce {
+    /// Legacy HTTP+SSE: wait for the `endpoint` event.
+    Endpoint,
+    /// Receive-only, or a reconnect: read messages at once.
+    Nothing,
+}
 
 /// An open legacy event stream and the endpoint it announced.
 pub(crate) struct LegacyStream {
@@ -25,32 +36,24 @@ pub(crate) struct LegacyStream {
 }
 
 impl LegacyStream {
-    /// GETs the SSE URL and, unless `receive_only`, waits (within the request
+    /// GETs the SSE URL and waits (within the request
     /// timeout) for the `endpoint` event.
     pub(crate) async fn open(ctx: &Ctx) -> Result<LegacyStream, Error> {
-        Self::connect(ctx, Cursor::new(ctx), true).await
+        Self::connect(ctx, Cursor::new(ctx), Announce::Endpoint).await
     }
 
-    async fn connect(ctx: &Ctx, cursor: Cursor, want_endpoint: bool) -> Result<Self, Error> {
-        let req = get(ctx, cursor.last_event_id.as_deref());
-        let resp = ctx.client.send(req).await?;
-        if !resp.status().is_success() {
-            return Err(status_error(resp).await);
-        }
-        let media = media_type(resp.headers());
-        if media != "text/event-stream" {
-            return Err(Error::UnexpectedContentType(media));
-        }
+    async fn connect(ctx: &Ctx, cursor: Cursor, announce: Announce) -> Result<Self, Error> {
+        let reader = sse::open(ctx, cursor.last_event_id.as_deref()).await?;
         let mut stream = LegacyStream {
-            reader: SseReader::new(resp.into_body(), ctx.client.config().max_frame_len),
+            reader,
             endpoint: None,
             cursor,
         };
-        if want_endpoint {
+        if announce == Announce::Endpoint {
             let timeout = ctx.client.config().request_timeout;
             match tokio::time::timeout(timeout, stream.wait_endpoint(ctx)).await {
                 Ok(result) => result?,
-                Err(_) => return Err(Error::Endpoint("no endpoint event in time".into())),
+                Err(_) => return Err(EndpointError::NotInTime.into()),
             }
         }
         Ok(stream)
@@ -68,50 +71,72 @@ impl LegacyStream {
             }
             tracing::debug!("skipping an event before the legacy endpoint");
         }
-        Err(Error::Endpoint(
-            "the stream ended before an endpoint event".into(),
-        ))
+        Err(EndpointError::StreamEnded.into())
     }
 }
 
 /// Resolves the announced endpoint against the SSE URL; another origin is
 /// refused, so messages (and any credentials in custom headers) never go to a
 /// host the user did not name.
-pub(crate) fn resolve_endpoint(sse: &Uri, data: &[u8]) -> Result<Uri, Error> {
+pub(crate) fn resolve_endpoint(sse: &Uri, data: &[u8]) -> Result<Uri, EndpointError> {
     let text = std::str::from_utf8(data)
-        .map_err(|_| Error::Endpoint("the endpoint is not UTF-8".into()))?
+        .map_err(EndpointError::NotUtf8)?
         .trim();
-    let base = url::Url::parse(&sse.to_string())
-        .map_err(|e| Error::Endpoint(format!("bad SSE URL: {e}")))?;
-    let joined = base
-        .join(text)
-        .map_err(|e| Error::Endpoint(format!("bad endpoint {text:?}: {e}")))?;
+    let invalid = |source: BoxError| EndpointError::Invalid {
+        endpoint: text.to_owned(),
+        source,
+    };
+    let base = url::Url::parse(&sse.to_string()).map_err(|e| invalid(Box::new(e)))?;
+    let joined = base.join(text).map_err(|e| invalid(Box::new(e)))?;
     if joined.origin() != base.origin() {
-        return Err(Error::Endpoint(format!(
-            "endpoint {joined} is not on the SSE URL's origin"
-        )));
+        return Err(EndpointError::OtherOrigin {
+            endpoint: joined.to_string(),
+        });
     }
     joined
         .as_str()
         .parse()
-        .map_err(|_| Error::Endpoint(format!("bad endpoint {joined}")))
+        .map_err(|e: http::uri::InvalidUri| invalid(Box::new(e)))
 }
 
-impl Driver {
-    /// Runs a legacy or receive-only transport until closed or the stream is
-    /// lost for good.
-    pub(crate) async fn run_legacy(
+/// A legacy or receive-only SSE transport's state, owned by its driver task.
+pub(crate) struct Legacy {
+    ctx: Arc<Ctx>,
+    /// [`HttpMode::LegacySse`] or [`HttpMode::ReceiveOnlySse`].
+    mode: HttpMode,
+    snap: SessionSnapshot,
+}
+
+impl Legacy {
+    /// `mode` is [`HttpMode::LegacySse`] or [`HttpMode::ReceiveOnlySse`].
+    pub(crate) fn new(ctx: Arc<Ctx>, mode: HttpMode) -> Self {
+        Self {
+            ctx,
+            mode,
+            snap: SessionSnapshot::default(),
+        }
+    }
+
+    /// Runs the transport until closed or the stream is lost for good.
+    /// `pending` is a stream the automatic fallback opened and the frame it
+    /// has still to post there.
+    pub(crate) async fn run(
         mut self,
         mut rx: mpsc::Receiver<Bytes>,
         mut shutdown: watch::Receiver<bool>,
         pending: Option<(Bytes, Box<LegacyStream>)>,
-        receive_only: bool,
     ) -> CloseReason {
+        let receive_only = self.mode == HttpMode::ReceiveOnlySse;
+        let announce = if receive_only {
+            Announce::Nothing
+        } else {
+            Announce::Endpoint
+        };
         let (first, stream) = match pending {
             Some((frame, stream)) => (Some(frame), *stream),
             None => {
                 let ctx = self.ctx.clone();
-                let open = LegacyStream::connect(&ctx, Cursor::new(&ctx), !receive_only);
+                let open = LegacyStream::connect(&ctx, Cursor::new(&ctx), announce);
                 let opened = tokio::select! {
                     opened = open => opened,
                     _ = shutdown.changed() => return CloseReason::Local,
@@ -122,21 +147,17 @@ impl Driver {
                 }
             }
         };
-        self.ctx.shared.set_mode(if receive_only {
-            HttpMode::ReceiveOnlySse
-        } else {
-            HttpMode::LegacySse
-        });
+        self.ctx.shared.set_mode(self.mode);
         let endpoint = stream.endpoint.clone();
         self.ctx.shared.update(|s| s.endpoint = endpoint);
         // Aborted when the driver ends or is dropped (the transport dropped).
-        let mut reader = AbortOnDrop(tokio::spawn(read_legacy(
+        let mut reader = AbortOnDrop(tokio::spawn(read_stream(
             self.ctx.clone(),
             stream,
-            !receive_only,
+            announce,
         )));
         if let Some(frame) = first {
-            self.post_legacy(frame).await;
+            self.post(frame).await;
         }
         loop {
             tokio::select! {
@@ -148,7 +169,7 @@ impl Driver {
                 frame = rx.recv() => match frame {
                     Some(frame) => {
                         tokio::select! {
-                            _ = self.post_legacy(frame) => {}
+                            _ = self.post(frame) => {}
                             _ = shutdown.changed() => break,
                         }
                     }
@@ -161,7 +182,7 @@ impl Driver {
             let timeout = self.ctx.client.config().close_timeout;
             let flush = async {
                 while let Some(frame) = rx.recv().await {
-                    self.post_legacy(frame).await;
+                    self.post(frame).await;
                 }
             };
             let _ = tokio::time::timeout(timeout, flush).await;
@@ -172,20 +193,19 @@ impl Driver {
 
     /// POSTs one frame to the announced endpoint; its answer comes on the
     /// event stream, so only the status matters here.
-    async fn post_legacy(&mut self, frame: Bytes) {
+    async fn post(&mut self, frame: Bytes) {
         self.ctx.shared.refresh(&mut self.snap);
         let Some(endpoint) = self.snap.endpoint.clone() else {
-            let error = Error::Endpoint("no endpoint announced".into());
+            let error = Error::from(EndpointError::NotAnnounced);
             self.ctx.events.undelivered(frame, error.into()).await;
             return;
         };
-        let mut req = self
-            .ctx
-            .client
-            .request(Method::POST, &endpoint, frame.clone());
-        req.headers_mut().insert(ACCEPT, ACCEPT_POST);
-        req.headers_mut().insert(CONTENT_TYPE, JSON);
-        match post_with_retry(&self.ctx, req, &frame, &Outbound::Other).await {
+        let build = Build::LegacyPost {
+            endpoint: &endpoint,
+            frame: &frame,
+        };
+        let req = build.request(&self.ctx, &self.snap);
+        match send_with_retry(&self.ctx, build, req).await {
             Ok(resp) if resp.status().is_success() => {
                 // Reading the short acknowledgement lets the connection go
                 // back to the pool.
@@ -214,7 +234,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// new `endpoint` after a reconnect means the server started a new session:
 /// it is reported as [`TransportError::SessionExpired`] so the client can
 /// initialize again.
-async fn read_legacy(ctx: Arc<Ctx>, mut stream: LegacyStream, legacy: bool) -> CloseReason {
+async fn read_stream(ctx: Arc<Ctx>, mut stream: LegacyStream, announce: Announce) -> CloseReason {
     loop {
         while let Some(item) = stream.reader.next().await {
             let event = match ctx.events.sse_item(item).await {
@@ -223,7 +243,7 @@ async fn read_legacy(ctx: Arc<Ctx>, mut stream: LegacyStream, legacy: bool) -> C
                 SseStep::End => break,
             };
             stream.cursor.observe(&event);
-            if legacy && event.event == "endpoint" {
+            if announce == Announce::Endpoint && event.event == "endpoint" {
                 match resolve_endpoint(&ctx.url, &event.data) {
                     Ok(endpoint) => {
                         if stream.endpoint.as_ref() != Some(&endpoint) {
@@ -232,7 +252,7 @@ async fn read_legacy(ctx: Arc<Ctx>, mut stream: LegacyStream, legacy: bool) -> C
                             ctx.events.error(TransportError::SessionExpired).await;
                         }
                     }
-                    Err(e) => ctx.events.error(e.into()).await,
+                    Err(e) => ctx.events.error(Error::from(e).into()).await,
                 }
                 continue;
             }
@@ -251,7 +271,7 @@ async fn read_legacy(ctx: Arc<Ctx>, mut stream: LegacyStream, legacy: bool) -> C
                 last_event_id: stream.cursor.last_event_id.clone(),
                 backoff: stream.cursor.backoff.clone(),
             };
-            match LegacyStream::connect(&ctx, cursor, false).await {
+            match LegacyStream::connect(&ctx, cursor, Announce::Nothing).await {
                 Ok(next) => {
                     let endpoint = stream.endpoint.take();
                     stream = next;

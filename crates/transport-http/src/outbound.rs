@@ -61,6 +61,17 @@ impl Outbound {
             },
         }
     }
+
+    /// An `initialize` request: its answer starts a new session.
+    pub(crate) fn is_initialize(&self) -> bool {
+        matches!(
+            self,
+            Outbound::Request {
+                initialize: true,
+                ..
+            }
+        )
+    }
 }
 
 /// The top-level members read so far.

@@ -1,9 +1,13 @@
+//! [`HttpTransport`]: the handle a user holds. It spawns the driver task,
+//! takes frames through its [`FrameSender`], and delivers events against
+//! grants.
+
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use http::HeaderValue;
+use http::{HeaderValue, Uri};
 use mcpwire_transport::{
     Active, CloseReason, FrameSender, Grants, Transport, TransportError, TransportEvent,
     TransportInfo,
@@ -11,11 +15,13 @@ use mcpwire_transport::{
 use tokio::sync::{oneshot, watch};
 use tokio::time::Sleep;
 
-use crate::direct::DirectPost;
+use crate::client::HttpClient;
 use crate::driver::{Driver, Start};
+use crate::error::Error;
 use crate::events::{EventQueues, Events};
+use crate::mode::HttpMode;
 use crate::session::Shared;
-use crate::{Error, HttpClient, HttpMode};
+use crate::streamable::DirectPost;
 
 /// An MCP server reached over HTTP: Streamable HTTP, legacy HTTP+SSE, or a
 /// receive-only SSE stream, implementing the
@@ -104,14 +110,14 @@ impl HttpTransport {
 
     fn spawn(client: &HttpClient, url: &str, start: Start) -> Result<Self, Error> {
         let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
-        let uri = crate::driver::parse_url(url)?;
+        let uri = parse_url(url)?;
         let config = client.config();
         let (events, queues) = Events::new(config.read_ahead);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();
         let shared = Arc::new(Shared::new(url.to_owned(), start.mode()));
         let driver = Driver::new(client.clone(), shared.clone(), uri, events, &runtime);
-        let direct = driver.direct.clone();
+        let direct = driver.direct();
         let (sender, rx) = FrameSender::channel(config.queue_capacity);
         let mut sender = sender.max_frame_len(config.max_frame_len);
         match start {
@@ -278,4 +284,29 @@ impl Transport for HttpTransport {
         }
         info
     }
+}
+
+/// Parses an absolute `http` or `https` URL.
+fn parse_url(url: &str) -> Result<Uri, Error> {
+    let uri: Uri = url.parse().map_err(|e| Error::InvalidUrl {
+        url: url.to_owned(),
+        source: Box::new(e),
+    })?;
+    match uri.scheme_str() {
+        Some("http") | Some("https") => {}
+        Some(other) => return Err(Error::UnsupportedScheme(other.to_owned())),
+        None => {
+            return Err(Error::InvalidUrl {
+                url: url.to_owned(),
+                source: "the URL is not absolute".into(),
+            });
+        }
+    }
+    if uri.host().is_none() {
+        return Err(Error::InvalidUrl {
+            url: url.to_owned(),
+            source: "the URL has no host".into(),
+        });
+    }
+    Ok(uri)
 }

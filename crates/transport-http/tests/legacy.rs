@@ -6,7 +6,7 @@ mod support;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use mcpwire_http::{HttpMode, HttpTransport};
+use mcpwire_http::{EndpointError, HttpMode, HttpTransport};
 use mcpwire_transport::{CloseReason, SendError, Transport, TransportError, TransportEvent};
 use support::*;
 use tokio::sync::mpsc;
@@ -145,6 +145,53 @@ async fn the_fallback_uses_streamable_http_when_the_post_succeeds() {
 }
 
 #[tokio::test]
+async fn a_retried_legacy_post_is_built_like_the_first() {
+    let posts = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let server = Server::start(move |seen| {
+        let posts = posts.clone();
+        async move {
+            match (seen.method.as_str(), seen.path.as_str()) {
+                ("GET", "/sse") => Reply::sse()
+                    .body("event: endpoint\ndata: /messages?sid=1\n\n")
+                    .hold(),
+                ("POST", "/messages?sid=1") => {
+                    // Busy once, then accepted.
+                    if posts.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                        Reply::new(503).header("retry-after", "0")
+                    } else {
+                        Reply::new(202)
+                    }
+                }
+                _ => Reply::new(404),
+            }
+        }
+    })
+    .await;
+    let t = HttpTransport::legacy_sse(&client(), &server.url("/sse")).unwrap();
+    // A version the client set after negotiating: legacy POSTs never carry
+    // it, retried or not.
+    t.set_protocol_version("2024-11-05").unwrap();
+    t.sender().send(frame(INITIALIZED)).await.unwrap();
+    let seen = wait_seen(&server, |s| {
+        s.iter().filter(|r| r.method == "POST").count() == 2
+    })
+    .await;
+    let posts: Vec<_> = seen.iter().filter(|r| r.method == "POST").collect();
+    assert_eq!(posts[0].path, posts[1].path);
+    assert_eq!(posts[0].body, posts[1].body);
+    for post in &posts {
+        assert_eq!(post.header("mcp-protocol-version"), None, "{post:?}");
+        assert_eq!(post.header("content-type"), Some("application/json"));
+    }
+    let names = |r: &support::Seen| {
+        let mut n: Vec<String> = r.headers.keys().map(|k| k.to_string()).collect();
+        n.sort();
+        n
+    };
+    assert_eq!(names(posts[0]), names(posts[1]));
+}
+
+#[tokio::test]
 async fn an_endpoint_on_another_origin_is_refused() {
     let server = Server::start(|_| async {
         Reply::sse()
@@ -155,7 +202,18 @@ async fn an_endpoint_on_another_origin_is_refused() {
     let mut t = HttpTransport::legacy_sse(&client(), &server.url("/sse")).unwrap();
     match next(&mut t).await {
         TransportEvent::Closed(CloseReason::Error(TransportError::Other(e))) => {
-            assert!(e.to_string().contains("origin"), "{e}");
+            // The endpoint problem is typed, and chained under its layer.
+            let e = e
+                .downcast_ref::<mcpwire_http::Error>()
+                .expect("an HTTP error");
+            match e {
+                mcpwire_http::Error::Endpoint(EndpointError::OtherOrigin { endpoint }) => {
+                    assert_eq!(endpoint, "http://example.com/messages");
+                }
+                other => panic!("expected another origin, got {other:?}"),
+            }
+            let source = std::error::Error::source(e).expect("the endpoint error");
+            assert!(source.to_string().contains("origin"), "{source}");
         }
         other => panic!("expected a refused endpoint, got {other:?}"),
     }

@@ -79,7 +79,10 @@ async fn https_goes_through_a_connect_tunnel_with_credentials() {
     let config = quick_config()
         .webpki_roots(false)
         .add_root_certificate(server.ca_der.clone().unwrap())
-        .proxy(format!("http://user:pw@127.0.0.1:{}", proxy.port), "");
+        .proxy(mcpwire_http::Proxy::url(format!(
+            "http://user:pw@127.0.0.1:{}",
+            proxy.port
+        )));
     let client = HttpClient::new(config).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(LIST)).await.unwrap();
@@ -100,7 +103,10 @@ async fn https_goes_through_a_connect_tunnel_with_credentials() {
 async fn http_is_forwarded_in_absolute_form_unless_no_proxy_matches() {
     let server = Server::start(|_| async { Reply::json(&result(1, "{}")) }).await;
     let proxy = proxy().await;
-    let config = quick_config().proxy(format!("http://127.0.0.1:{}", proxy.port), "");
+    let config = quick_config().proxy(mcpwire_http::Proxy::url(format!(
+        "http://127.0.0.1:{}",
+        proxy.port
+    )));
     let client = HttpClient::new(config).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(LIST)).await.unwrap();
@@ -113,7 +119,9 @@ async fn http_is_forwarded_in_absolute_form_unless_no_proxy_matches() {
         heads[0]
     );
 
-    let config = quick_config().proxy(format!("http://127.0.0.1:{}", proxy.port), "127.0.0.1");
+    let config = quick_config().proxy(
+        mcpwire_http::Proxy::url(format!("http://127.0.0.1:{}", proxy.port)).no_proxy("127.0.0.1"),
+    );
     let client = HttpClient::new(config).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(LIST)).await.unwrap();

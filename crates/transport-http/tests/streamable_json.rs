@@ -5,7 +5,7 @@ mod support;
 
 use std::time::Duration;
 
-use mcpwire_http::{HttpClient, HttpMode, HttpTransport, RetryPolicy};
+use mcpwire_http::{Http2, HttpClient, HttpMode, HttpTransport, RetryPolicy};
 use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent, TransportExt};
 use support::*;
 
@@ -108,6 +108,60 @@ async fn a_non_json_500_is_a_typed_status_with_the_body_start() {
             );
         }
         other => panic!("expected an undelivered 500, got {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_401_or_403_is_an_authorization_error_with_every_challenge() {
+    for status in [401u16, 403] {
+        let server = Server::start(move |_| async move {
+            Reply::new(status)
+                .header("www-authenticate", "Basic realm=\"old\"")
+                .header(
+                    "www-authenticate",
+                    r#"Bearer resource_metadata="https://as.example/.well-known/oauth-protected-resource", scope="files:read", error="invalid_token""#,
+                )
+                .body("nope")
+        })
+        .await;
+        let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
+        t.sender().send(frame(LIST)).await.unwrap();
+        let inner = match next(&mut t).await {
+            TransportEvent::Undelivered {
+                frame: f,
+                error: TransportError::Unauthorized(inner),
+            } => {
+                assert_eq!(f, LIST);
+                inner
+            }
+            other => panic!("expected an undelivered request, got {other:?}"),
+        };
+        let e = inner
+            .downcast_ref::<mcpwire_http::Error>()
+            .expect("the HTTP error");
+        let auth = e.authorization().expect("an authorization error");
+        assert_eq!(auth.status, status);
+        assert_eq!(auth.body, "nope");
+        let schemes: Vec<&str> = auth.challenges.iter().map(|c| c.scheme()).collect();
+        assert_eq!(schemes, ["Basic", "Bearer"]);
+        let bearer = auth.bearer().expect("a Bearer challenge");
+        assert_eq!(
+            bearer.resource_metadata(),
+            Some("https://as.example/.well-known/oauth-protected-resource")
+        );
+        assert_eq!(bearer.scope(), Some("files:read"));
+        assert_eq!(bearer.error(), Some("invalid_token"));
+        // The message says what the server wants; the transport error shows
+        // the HTTP error's message.
+        let text = e.to_string();
+        assert!(text.contains("requires authorization"), "{text}");
+        assert!(
+            text.contains(&status.to_string()) && text.contains("files:read"),
+            "{text}"
+        );
+        assert_eq!(inner.to_string(), text);
+        // Credentials do not come by waiting: it was asked once.
+        assert_eq!(server.seen().len(), 1);
     }
 }
 
@@ -292,7 +346,7 @@ async fn tls_with_a_test_ca_negotiates_http2() {
 #[tokio::test]
 async fn http2_prior_knowledge_over_cleartext() {
     let server = Server::start(|_| async { Reply::json(&result(1, "{}")) }).await;
-    let client = HttpClient::new(quick_config().http2_prior_knowledge(true)).unwrap();
+    let client = HttpClient::new(quick_config().http2(Http2::PriorKnowledge)).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     t.sender().send(frame(LIST)).await.unwrap();
     assert_eq!(next_frame(&mut t).await["id"], 1);

@@ -31,6 +31,19 @@ pub enum StderrMode {
     Log,
 }
 
+/// What a spawned server inherits of this process's environment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum InheritEnv {
+    /// Only [`SAFE_ENV_VARS`](crate::SAFE_ENV_VARS) (`PATH`, `HOME`, the
+    /// locale...). The default.
+    #[default]
+    SafeList,
+    /// The whole environment. Security: it usually holds secrets (API keys,
+    /// tokens) that a third-party server has no business reading.
+    All,
+}
+
 /// How to spawn an MCP server and run the stdio transport to it.
 ///
 /// No shell is involved: the command is resolved on `PATH` (the child's, if
@@ -41,7 +54,7 @@ pub struct StdioConfig {
     pub(crate) command: OsString,
     pub(crate) args: Vec<OsString>,
     pub(crate) env: Vec<(OsString, OsString)>,
-    pub(crate) inherit_all_env: bool,
+    pub(crate) inherit_env: InheritEnv,
     pub(crate) cwd: Option<PathBuf>,
     pub(crate) io: IoConfig,
     pub(crate) framing: Framing,
@@ -59,7 +72,7 @@ impl StdioConfig {
             command: command.into(),
             args: Vec::new(),
             env: Vec::new(),
-            inherit_all_env: false,
+            inherit_env: InheritEnv::SafeList,
             cwd: None,
             io: IoConfig::new(),
             framing: Framing::Newline,
@@ -104,13 +117,11 @@ impl StdioConfig {
         self
     }
 
-    /// Lets the child inherit this process's whole environment. Default:
-    /// false, and the child inherits only [`SAFE_ENV_VARS`](crate::SAFE_ENV_VARS).
-    ///
-    /// Security: the whole environment usually holds secrets (API keys,
-    /// tokens) that a third-party server has no business reading.
-    pub fn inherit_all_env(mut self, inherit: bool) -> Self {
-        self.inherit_all_env = inherit;
+    /// What the child inherits of this process's environment (variables
+    /// set with [`env`](Self::env) come on top). Default:
+    /// [`InheritEnv::SafeList`].
+    pub fn inherit_env(mut self, inherit: InheritEnv) -> Self {
+        self.inherit_env = inherit;
         self
     }
 

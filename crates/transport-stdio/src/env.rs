@@ -4,18 +4,18 @@ use std::ffi::{OsStr, OsString};
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
-use crate::StdioConfig;
+use crate::config::{InheritEnv, StdioConfig};
 
 /// The variables a server inherits from this process by default: enough to
 /// find programs and a home directory, nothing that usually holds a secret.
 /// Everything else must be passed with [`StdioConfig::env`] or allowed
-/// wholesale with [`StdioConfig::inherit_all_env`].
+/// wholesale with [`StdioConfig::inherit_env`].
 pub const SAFE_ENV_VARS: &[&str] = &["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 /// The environment the child gets: the allow-list (or everything), then the
 /// caller's variables over it.
 pub(crate) fn child_env(config: &StdioConfig) -> Vec<(OsString, OsString)> {
-    let mut env: Vec<(OsString, OsString)> = if config.inherit_all_env {
+    let mut env: Vec<(OsString, OsString)> = if config.inherit_env == InheritEnv::All {
         std::env::vars_os().collect()
     } else {
         SAFE_ENV_VARS

@@ -55,7 +55,7 @@ mod process;
 mod stderr;
 mod transport;
 
-pub use config::{StderrMode, StdioConfig};
+pub use config::{InheritEnv, StderrMode, StdioConfig};
 pub use env::SAFE_ENV_VARS;
 pub use error::SpawnError;
 pub use transport::StdioTransport;

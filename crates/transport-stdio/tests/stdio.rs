@@ -333,7 +333,7 @@ async fn the_child_sees_only_the_safe_environment_unless_told_otherwise() {
     assert!(!keys.contains(&secret.as_str()));
     t.close().await;
 
-    let mut t = spawn(sh(script).inherit_all_env(true)).await;
+    let mut t = spawn(sh(script).inherit_env(mcpwire_stdio::InheritEnv::All)).await;
     t.set_active(Active::Once);
     let v: serde_json::Value = serde_json::from_slice(&next_frame(&mut t).await).unwrap();
     assert!(

@@ -24,9 +24,8 @@ pub use init::{
     ClientCapabilities, Implementation, InitializeParams, InitializeResult, ListCapability,
     ServerCapabilities,
 };
-pub(crate) use page::Page;
 pub use page::{
-    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, Page,
 };
 pub use prompts::{
     Arguments, CompleteResult, Completion, CompletionReference, GetPromptResult, LogMessage,

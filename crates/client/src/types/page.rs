@@ -7,13 +7,19 @@ use serde::{Deserialize, Serialize};
 use super::{Cursor, Extra, Meta, Prompt, Resource, ResourceTemplate, Tool};
 
 /// One page of a paginated list method, as the client follows them.
-pub(crate) trait Page: DeserializeOwned {
+/// Implemented by the four list results of this module only.
+pub trait Page: DeserializeOwned + Send + sealed::Sealed {
     /// What the page lists.
-    type Item;
+    type Item: Send;
     /// The method that returns it.
     const METHOD: &'static str;
     /// The items, and the cursor of the next page if there is one.
     fn into_parts(self) -> (Vec<Self::Item>, Option<Cursor>);
+}
+
+mod sealed {
+    /// Keeps [`Page`](super::Page) to this module's types.
+    pub trait Sealed {}
 }
 
 /// A list result type: its items under `$field`, then the members every
@@ -45,6 +51,8 @@ macro_rules! list_result {
             #[serde(flatten)]
             pub extra: Extra,
         }
+
+        impl sealed::Sealed for $name {}
 
         impl Page for $name {
             type Item = $item;

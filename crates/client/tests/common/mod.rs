@@ -24,7 +24,7 @@ pub async fn connected(config: ClientConfig) -> (Client, FakeServer) {
 }
 
 /// Runs `f` with a deadline.
-pub async fn within<F: std::future::Future>(f: F) -> F::Output {
+pub async fn within<F: std::future::IntoFuture>(f: F) -> F::Output {
     tokio::time::timeout(LONG, f)
         .await
         .expect("finished in time")

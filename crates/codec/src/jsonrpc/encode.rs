@@ -32,7 +32,7 @@ fn write<P: Serialize + ?Sized, R: Serialize + ?Sized>(
 }
 
 /// Appends to a frame buffer (`BytesMut` or `Vec`), growing it the way
-/// [`crate::grow_frame_buffer`] says.
+/// the growth rule of `crate::grow` says.
 struct FrameWriter<'a, B: FrameBuf>(&'a mut B);
 
 impl<B: FrameBuf> std::io::Write for FrameWriter<'_, B> {
@@ -247,7 +247,7 @@ mod tests {
         // takes the one large step mid-string and the bytes come out whole.
         let text = format!("\"{}\n", "x".repeat(1 << 20));
         let params = serde_json::json!({ "text": text });
-        let large = crate::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        let large = crate::grow::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
         let mut vec = Vec::new();
         encode_request_vec(&mut vec, &Id::Number(9), "tools/call", Some(&params)).unwrap();
         assert_eq!(vec.capacity(), large);

@@ -6,7 +6,8 @@ use std::time::Duration;
 use mcpwire_client::{Client, ClientConfig, ErrorKind};
 use serde_json::json;
 
-use super::{chain, describe, expect_err, ms, shared, within};
+use super::check::{chain, describe, expect_err, ms, within};
+use super::shared;
 use crate::case;
 use crate::client::{call, connect_http, echo, http_config};
 use crate::http_server::{Behaviour, GetStream, McpHttp};

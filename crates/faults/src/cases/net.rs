@@ -12,7 +12,7 @@ use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::{chain, describe, expect_err, io_cause, ms, within};
+use super::check::{chain, describe, expect_err, io_cause, ms, within};
 use crate::case;
 use crate::client::{call_with, connect_http, echo, http_config};
 use crate::http_server::{Behaviour, McpHttp};

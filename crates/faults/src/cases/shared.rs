@@ -3,10 +3,10 @@
 
 use std::time::Duration;
 
-use mcpwire_client::{CancellationToken, Client, ErrorKind, RequestOptions};
+use mcpwire_client::{CancellationToken, Client, Deadline, ErrorKind, RequestOptions};
 use serde_json::json;
 
-use super::{chain, expect_err, ms, within};
+use super::check::{chain, expect_err, ms, within};
 use crate::client::{call, call_with, echo};
 use crate::probe;
 
@@ -15,7 +15,7 @@ use crate::probe;
 pub(super) async fn long_tool_with_progress(client: &Client) -> Result<String, String> {
     let opts = RequestOptions::new()
         .timeout(Duration::from_secs(1))
-        .reset_on_progress(true);
+        .deadline(Deadline::ResetOnProgress);
     let (r, took) = within(
         Duration::from_secs(5),
         "the long call",

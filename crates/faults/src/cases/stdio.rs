@@ -7,7 +7,8 @@ use mcpwire_stdio::StdioConfig;
 use mcpwire_transport::CloseReason;
 use serde_json::json;
 
-use super::{chain, describe, expect_err, ms, shared, within};
+use super::check::{chain, describe, expect_err, ms, within};
+use super::shared;
 use crate::case;
 use crate::client::{call, call_with, connect_stdio, echo, scripted_stdio};
 use crate::probe;

@@ -11,7 +11,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcpwire_http::{HttpClient, HttpConfig, RetryPolicy};
+use mcpwire_http::{HttpClient, HttpConfig, Proxy, RetryPolicy};
 #[allow(unused_imports, reason = "not every test binary uses the server")]
 pub use mcpwire_test_support::http::{Reply, Seen, Server};
 use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
@@ -19,7 +19,7 @@ use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
 /// A config with a quick retry policy, so tests of retries stay short.
 pub fn quick_config() -> HttpConfig {
     // Loopback tests must not depend on the machine's proxy settings.
-    HttpConfig::new().proxy_from_env(false).retry(
+    HttpConfig::new().proxy(Proxy::none()).retry(
         RetryPolicy::default()
             .initial_delay(Duration::from_millis(20))
             .max_delay(Duration::from_millis(100))

@@ -46,10 +46,12 @@ use mcpwire_transport::{DirectSend, Offered};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
-use crate::HttpMode;
-use crate::driver::{Ctx, Exchange, InFlight, Outbound};
+use crate::context::{Ctx, Exchange, InFlight};
+use crate::mode::HttpMode;
+use crate::outbound::Outbound;
+use crate::request::Build;
 use crate::session::SessionSnapshot;
-use crate::streamable::{exchange, post};
+use crate::streamable::exchange::exchange;
 
 /// The requests in flight and what a sender needs to post one itself;
 /// shared by a transport's driver and its [`FrameSender`](mcpwire_transport::FrameSender).
@@ -275,7 +277,11 @@ impl DirectSend for DirectPost {
         }
         let st = &mut *st;
         self.ctx.shared.refresh(&mut st.snap);
-        let req = post(&self.ctx, &st.snap, &frame, &kind);
+        let build = Build::Post {
+            frame: &frame,
+            kind: &kind,
+        };
+        let req = build.request(&self.ctx, &st.snap);
         let ctx = self.ctx.clone();
         st.requests.push(Box::pin(async move {
             exchange(ctx, req, frame, kind).await;

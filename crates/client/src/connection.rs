@@ -1,0 +1,255 @@
+//! The life of one connection: open a transport, start the driver, run the
+//! lifecycle's handshake, serve while ready (keepalive, re-initializing an
+//! expired session), and end, failing whatever still waits. The supervisor
+//! (`crate::supervisor`) runs one connection after another.
+
+use std::borrow::Cow;
+use std::future::Future;
+use std::num::NonZeroU32;
+use std::pin::Pin;
+use std::sync::Arc;
+
+use mcpwire_codec::jsonrpc::{Id, Message};
+use mcpwire_transport::{CloseReason, Transport};
+use tokio::sync::watch;
+
+use crate::config::Keepalive;
+use crate::conn::Conn;
+use crate::driver::{self, DriverExit};
+use crate::engine::Engine;
+use crate::error::Error;
+use crate::handler::BoxFuture;
+use crate::options::{Replay, RequestOptions};
+use crate::pending::Cancel;
+use crate::shared::Shared;
+use crate::signal::CloseRequest;
+use crate::state::ConnectionState;
+use crate::types::InitializeResult;
+
+/// Makes a new transport for each (re)connection attempt. An error here
+/// should say why the transport could not be opened:
+/// [`Error::connect`].
+pub type TransportFactory =
+    Box<dyn FnMut() -> BoxFuture<Result<Box<dyn Transport>, Error>> + Send + 'static>;
+
+/// How one connection ended.
+pub(crate) enum Ended {
+    /// Closed on the user's request.
+    Local,
+    /// Failed or closed unexpectedly; `ready` says whether it got that far.
+    Failed { error: Error, ready: bool },
+}
+
+/// Runs one connection from open to close.
+pub(crate) async fn run(
+    shared: &Arc<Shared>,
+    factory: &mut TransportFactory,
+    closing: &mut watch::Receiver<bool>,
+) -> Ended {
+    let transport = tokio::select! {
+        t = factory() => t,
+        () = until_true(closing) => return Ended::Local,
+    };
+    let transport = match transport {
+        Ok(t) => t,
+        Err(error) => {
+            return Ended::Failed {
+                error,
+                ready: false,
+            };
+        }
+    };
+    let engine = Engine::new(
+        transport.sender(),
+        shared.next_id.clone(),
+        shared.config.request_timeout,
+    );
+    let conn = Arc::new(Conn::new(engine));
+    let window = NonZeroU32::new(shared.config.grant_window).unwrap_or(NonZeroU32::MIN);
+    let driver = driver::run(
+        transport,
+        conn.clone(),
+        shared.hub.clone(),
+        shared.dispatcher.clone(),
+        window,
+    );
+    tokio::pin!(driver);
+    shared.state.send_replace(ConnectionState::Initializing);
+    match handshake(shared, &conn, driver.as_mut(), closing).await {
+        Ok(init) => serve(shared, conn, init, driver, closing).await,
+        Err(ended) => ended,
+    }
+}
+
+/// Runs the lifecycle's handshake while the driver reads its answers.
+async fn handshake<D: Future<Output = DriverExit>>(
+    shared: &Shared,
+    conn: &Conn,
+    mut driver: Pin<&mut D>,
+    closing: &mut watch::Receiver<bool>,
+) -> Result<InitializeResult, Ended> {
+    let outcome = tokio::select! {
+        r = shared.lifecycle.handshake(&conn.engine) => r,
+        exit = driver.as_mut() => {
+            let error = closed_error(conn, exit);
+            finish(conn, &error);
+            return Err(Ended::Failed { error, ready: false });
+        }
+        () = until_true(closing) => {
+            conn.engine.signal.request_close(CloseRequest::User);
+            let exit = driver.await;
+            finish(conn, &closed_error(conn, exit));
+            return Err(Ended::Local);
+        }
+    };
+    match outcome {
+        Ok(init) => Ok(init),
+        Err(error) => {
+            conn.engine
+                .signal
+                .request_close(CloseRequest::HandshakeFailed);
+            driver.await;
+            finish(conn, &error);
+            Err(Ended::Failed {
+                error,
+                ready: false,
+            })
+        }
+    }
+}
+
+/// Serves the ready connection until it closes.
+async fn serve<D: Future<Output = DriverExit>>(
+    shared: &Arc<Shared>,
+    conn: Arc<Conn>,
+    init: InitializeResult,
+    mut driver: Pin<&mut D>,
+    closing: &mut watch::Receiver<bool>,
+) -> Ended {
+    tracing::debug!(version = %init.protocol_version, server = %init.server_info.name, "session ready");
+    shared.set_session(init);
+    shared.set_conn(Some(conn.clone()));
+    shared.state.send_replace(ConnectionState::Ready);
+
+    let keepalive = shared
+        .config
+        .keepalive
+        .clone()
+        .map(|k| tokio::spawn(keepalive(conn.clone(), k)));
+    let mut user_closing = false;
+    let exit = loop {
+        // Biased, driver first: every answer wakes this task, and the driver
+        // completes its caller before the rarely-ready branches are polled
+        // (each poll of those takes a lock); no random branch order either.
+        tokio::select! {
+            biased;
+            exit = driver.as_mut() => break exit,
+            () = until_true(closing), if !user_closing => {
+                user_closing = true;
+                shared.state.send_replace(ConnectionState::Closing);
+                conn.engine.signal.request_close(CloseRequest::User);
+            }
+            () = conn.reinit.notified() => {
+                tokio::spawn(reinitialize(shared.clone(), conn.clone()));
+            }
+        }
+    };
+    if let Some(k) = keepalive {
+        k.abort();
+    }
+    shared.set_conn(None);
+    let local = exit.local == Some(CloseRequest::User);
+    let error = closed_error(&conn, exit);
+    finish(&conn, &error);
+    if local {
+        Ended::Local
+    } else {
+        Ended::Failed { error, ready: true }
+    }
+}
+
+/// Fails every request still waiting and stops every server-request handler.
+fn finish(conn: &Conn, error: &Error) {
+    conn.engine.close_all(error.clone());
+    conn.running.abort_all();
+}
+
+fn closed_error(conn: &Conn, exit: DriverExit) -> Error {
+    let tail = match &exit.reason {
+        Some(CloseReason::Exited(info)) if !info.stderr_tail.is_empty() => info.stderr_tail.clone(),
+        _ => conn.stderr_tail(),
+    };
+    Error::closed(exit.local, exit.reason, tail)
+}
+
+/// Pings every interval; closes the connection after too many failures.
+async fn keepalive(conn: Arc<Conn>, k: Keepalive) {
+    let engine = &conn.engine;
+    let opts = RequestOptions::new().timeout(k.timeout);
+    let mut failures = 0u32;
+    loop {
+        tokio::time::sleep(k.interval).await;
+        let ping = engine.call::<()>(
+            Cow::Borrowed("ping"),
+            None,
+            &opts,
+            Replay::Allow,
+            Cancel::Notify,
+        );
+        match ping.await {
+            Ok(_) => failures = 0,
+            Err(e) if e.is_closed() => return,
+            Err(e) => {
+                failures += 1;
+                tracing::warn!(failures, error = %e, "keepalive ping failed");
+                if failures >= k.max_failures {
+                    engine
+                        .signal
+                        .request_close(CloseRequest::Keepalive { failures });
+                    return;
+                }
+            }
+        }
+    }
+}
+
+/// The session expired under some requests: initialize again, then send
+/// again what is safe and fail the rest with `OutcomeUnknown`.
+async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>) {
+    let engine = &conn.engine;
+    let result = shared.lifecycle.handshake(engine).await;
+    let frames = conn.take_expired();
+    if let Ok(init) = &result {
+        shared.set_session(init.clone());
+    }
+    for (frame, cause) in frames {
+        let Ok(Message::Request(req)) = Message::parse(frame.clone()) else {
+            continue;
+        };
+        let Id::Number(id) = req.id else {
+            continue;
+        };
+        let Some((replay, method)) = engine.replay_info(id) else {
+            continue;
+        };
+        match &result {
+            Err(e) => {
+                engine.complete(id, Err(e.clone()));
+            }
+            Ok(_) if replay => {
+                if let Err(e) = engine.sender().send(frame).await {
+                    engine.complete(id, Err(Error::send(e)));
+                }
+            }
+            Ok(_) => {
+                engine.complete(id, Err(Error::outcome_unknown(&method, cause)));
+            }
+        }
+    }
+}
+
+/// Waits until `rx` holds `true` (or its sender is gone). Returns `()` so no
+/// watch guard is held across an await.
+pub(crate) async fn until_true(rx: &mut watch::Receiver<bool>) {
+    let _ = rx.wait_for(|c| *c).await;
+}

@@ -1,0 +1,457 @@
+//! The requests a [`Call`] runs, one type each. Code never
+//! needs to name them: the methods of [`Client`] return them inside a
+//! `Call`, and awaiting the call runs them.
+
+use std::borrow::Cow;
+use std::collections::HashSet;
+use std::fmt;
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use serde_json::json;
+use tokio::sync::watch;
+
+use crate::call::{Call, CallFuture, Operation, sealed};
+use crate::client::Client;
+use crate::conn::Conn;
+use crate::engine::EncodedRequest;
+use crate::error::Error;
+use crate::options::{Replay, RequestOptions};
+use crate::pending::Cancel;
+use crate::schema::ToolEntry;
+use crate::types::{
+    Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,
+    ListToolsResult, LoggingLevel, Meta, Page, PaginatedParams, ReadResourceResult,
+    ResourceUpdated, Tool,
+};
+
+/// The most pages a walker follows before it gives up (a server whose
+/// cursors never end).
+const MAX_PAGES: usize = 10_000;
+
+/// Sends `method` and parses its result as `R`.
+async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
+    client: &Client,
+    method: &'static str,
+    params: Option<&P>,
+    opts: &RequestOptions,
+    replay: Replay,
+) -> Result<R, Error> {
+    let conn = client.conn()?;
+    let payload = conn
+        .engine
+        .call(Cow::Borrowed(method), params, opts, replay, Cancel::Notify)
+        .await?;
+    payload.deserialize().map_err(|e| Error::decode(method, e))
+}
+
+/// One page of the list `R`.
+async fn page<R: Page>(
+    client: &Client,
+    cursor: Option<String>,
+    opts: &RequestOptions,
+) -> Result<R, Error> {
+    let params = PaginatedParams {
+        cursor,
+        ..Default::default()
+    };
+    // Listing twice is harmless: pages are always replayed.
+    typed(client, R::METHOD, Some(&params), opts, Replay::Allow).await
+}
+
+/// Follows `nextCursor` until the last page.
+async fn walk<R: Page>(client: &Client, opts: &RequestOptions) -> Result<Vec<R::Item>, Error> {
+    let first = page::<R>(client, None, opts).await?;
+    walk_from(client, first, opts).await
+}
+
+/// Follows `nextCursor` from the `first` page until the last page.
+async fn walk_from<R: Page>(
+    client: &Client,
+    first: R,
+    opts: &RequestOptions,
+) -> Result<Vec<R::Item>, Error> {
+    let method = R::METHOD;
+    let mut all = Vec::new();
+    let mut first = Some(first);
+    let mut cursor = None;
+    let mut seen = HashSet::new();
+    for _ in 0..MAX_PAGES {
+        let this = match first.take() {
+            Some(p) => p,
+            None => page::<R>(client, cursor, opts).await?,
+        };
+        let (items, next) = this.into_parts();
+        all.extend(items);
+        match next {
+            // A cursor seen before would loop forever.
+            Some(c) if !seen.insert(c.clone()) => {
+                return Err(Error::protocol(format!(
+                    "{method} returned a cursor it returned before"
+                )));
+            }
+            Some(c) => cursor = Some(c),
+            None => return Ok(all),
+        }
+    }
+    Err(Error::protocol(format!(
+        "{method} returned more than {MAX_PAGES} pages"
+    )))
+}
+
+/// Every tool, and the tool cache refreshed with them.
+async fn all_tools(client: &Client, opts: &RequestOptions) -> Result<Vec<Tool>, Error> {
+    let cache = &client.shared.hub.tools;
+    let generation = cache.generation();
+    // The first page is sent here rather than by the walker so that its id
+    // is known: a `list_changed` that arrives before its answer is
+    // reflected in it and does not make the listing stale (see
+    // `ToolCache::answered`).
+    let method = ListToolsResult::METHOD;
+    let conn = client.conn()?;
+    let request = conn
+        .engine
+        .encode_request(method, Some(&PaginatedParams::default()), opts)?;
+    let first_page = request.id();
+    cache.begin_listing(first_page);
+    let first: ListToolsResult = conn
+        .engine
+        .call_encoded(
+            request,
+            Cow::Borrowed(method),
+            opts,
+            Replay::Allow,
+            Cancel::Notify,
+        )
+        .await?
+        .deserialize()
+        .map_err(|e| Error::decode(method, e))?;
+    drop(conn);
+    let tools = walk_from(client, first, opts).await?;
+    cache.store(generation, first_page, &tools);
+    Ok(tools)
+}
+
+/// Implements [`Operation`] for `$ty` (with the impl generics in brackets):
+/// `$body` runs with the operation as `$this`.
+macro_rules! operation {
+    ([$($gen:tt)*] $ty:ty => $output:ty,
+     |$this:ident, $client:ident, $opts:ident| $body:block
+     $(where $($bound:tt)+)?) => {
+        impl<$($gen)*> sealed::Sealed for $ty $(where $($bound)+)? {}
+
+        impl<$($gen)*> Operation for $ty $(where $($bound)+)? {
+            type Output = $output;
+
+            fn run<'c>(self, $client: &'c Client, $opts: RequestOptions) -> CallFuture<'c, $output>
+            where
+                Self: 'c,
+            {
+                let $this = self;
+                Box::pin(async move $body)
+            }
+        }
+    };
+}
+
+/// `ping`.
+#[derive(Debug)]
+pub struct Ping(pub(crate) ());
+
+operation!([] Ping => (), |_this, client, opts| {
+    typed::<(), EmptyResult>(client, "ping", None, &opts, Replay::Allow)
+        .await
+        .map(drop)
+});
+
+/// One page of a list (`tools/list`, `resources/list`...).
+pub struct ListPage<R> {
+    pub(crate) cursor: Option<String>,
+    pub(crate) page: PhantomData<fn() -> R>,
+}
+
+operation!([R] ListPage<R> => R, |this, client, opts| {
+    page::<R>(client, this.cursor, &opts).await
+} where R: Page);
+
+/// Every page of a list, following cursors.
+pub struct ListAll<R> {
+    pub(crate) page: PhantomData<fn() -> R>,
+}
+
+operation!([R] ListAll<R> => Vec<R::Item>, |_this, client, opts| {
+    walk::<R>(client, &opts).await
+} where R: Page);
+
+/// Every tool, following cursors; refreshes the tool cache.
+#[derive(Debug)]
+pub struct ListAllTools(pub(crate) ());
+
+operation!([] ListAllTools => Vec<Tool>, |_this, client, opts| {
+    all_tools(client, &opts).await
+});
+
+/// `tools/call`.
+pub struct CallTool<'a, A> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: A,
+    pub(crate) meta: Option<Meta>,
+}
+
+impl<A> fmt::Debug for CallTool<'_, A> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallTool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<'c, 'a, A> Call<'c, CallTool<'a, A>> {
+    /// `_meta` for the call (a progress token is added to it when progress
+    /// is asked for).
+    pub fn meta(mut self, meta: Meta) -> Self {
+        self.op_mut().meta = Some(meta);
+        self
+    }
+}
+
+/// `tools/call` params borrowing the caller's arguments.
+#[derive(Serialize)]
+struct ToolParams<'a, A: ?Sized> {
+    name: &'a str,
+    arguments: &'a A,
+    #[serde(rename = "_meta", skip_serializing_if = "Option::is_none")]
+    meta: Option<&'a Meta>,
+}
+
+operation!(['a, A] CallTool<'a, A> => CallToolResult, |this, client, opts| {
+    let CallTool { name, arguments, meta } = this;
+    let params = ToolParams {
+        name,
+        arguments: &arguments,
+        meta: meta.as_ref(),
+    };
+    let call = encode_tool_call(client, name, &params, &opts).await?;
+    // Encoded: owned arguments go before the answer arrives, so a large
+    // one is held once (as the frame being written), not twice.
+    drop(arguments);
+    finish_tool_call(call, &opts).await
+} where A: Serialize + Send + Sync + 'a);
+
+/// A `tools/call` encoded on one connection, ready to send on it.
+struct ToolCall {
+    conn: Arc<Conn>,
+    request: EncodedRequest,
+    replay: Replay,
+    /// The tool as listed, whose output schema the result must match.
+    tool: Option<Arc<ToolEntry>>,
+}
+
+/// Lists the tools once if output validation needs them, and encodes the
+/// request (whose replay safety depends on the tool).
+async fn encode_tool_call<P: Serialize + Sync + ?Sized>(
+    client: &Client,
+    name: &str,
+    params: &P,
+    opts: &RequestOptions,
+) -> Result<ToolCall, Error> {
+    let tools = &client.shared.hub.tools;
+    let mut found = tools.lookup(name);
+    if found.needs_listing
+        && client
+            .initialize_result()
+            .is_some_and(|r| r.capabilities.tools.is_some())
+    {
+        all_tools(client, &RequestOptions::new()).await?;
+        found = tools.lookup(name);
+    }
+    let replay = if found.entry.as_ref().is_some_and(|t| t.replay_safe()) {
+        Replay::Allow
+    } else {
+        Replay::ByMethod
+    };
+    let conn = client.conn()?;
+    let request = conn
+        .engine
+        .encode_request("tools/call", Some(params), opts)?;
+    Ok(ToolCall {
+        conn,
+        request,
+        replay,
+        tool: found.entry,
+    })
+}
+
+/// Sends an encoded `tools/call`, decodes its result straight from the
+/// answer's bytes and validates its structured content.
+///
+/// When the tool declares an `outputSchema`, the result's
+/// `structuredContent` is validated against it (JSON Schema 2020-12,
+/// compiled once per tool and cached until the tool list changes); a
+/// mismatch is an [`ErrorKind::SchemaValidation`](crate::ErrorKind) error.
+async fn finish_tool_call(call: ToolCall, opts: &RequestOptions) -> Result<CallToolResult, Error> {
+    let ToolCall {
+        conn,
+        request,
+        replay,
+        tool,
+    } = call;
+    let payload = conn
+        .engine
+        .call_encoded(
+            request,
+            Cow::Borrowed("tools/call"),
+            opts,
+            replay,
+            Cancel::Notify,
+        )
+        .await?;
+    let result: CallToolResult = payload
+        .deserialize()
+        .map_err(|e| Error::decode("tools/call", e))?;
+    drop(payload);
+    if let Some(tool) = tool {
+        tool.validate(
+            result.structured_content.as_ref(),
+            result.is_error == Some(true),
+        )?;
+    }
+    Ok(result)
+}
+
+/// `resources/read`.
+#[derive(Debug)]
+pub struct ReadResource<'a> {
+    pub(crate) uri: &'a str,
+}
+
+operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
+    let params = json!({ "uri": this.uri });
+    typed(client, "resources/read", Some(&params), &opts, Replay::Allow).await
+});
+
+/// `resources/subscribe`.
+#[derive(Debug)]
+pub struct Subscribe<'a> {
+    pub(crate) uri: &'a str,
+}
+
+operation!(['a] Subscribe<'a> => ResourceSubscription, |this, client, opts| {
+    // Listen before asking, so no update between the two is missed.
+    let rx = client.shared.hub.updates_for(this.uri);
+    let params = json!({ "uri": this.uri });
+    typed::<_, EmptyResult>(client, "resources/subscribe", Some(&params), &opts, Replay::Allow)
+        .await?;
+    Ok(ResourceSubscription {
+        uri: this.uri.to_owned(),
+        rx,
+    })
+});
+
+/// `resources/unsubscribe`.
+#[derive(Debug)]
+pub struct Unsubscribe<'a> {
+    pub(crate) uri: &'a str,
+}
+
+operation!(['a] Unsubscribe<'a> => (), |this, client, opts| {
+    let params = json!({ "uri": this.uri });
+    typed::<_, EmptyResult>(client, "resources/unsubscribe", Some(&params), &opts, Replay::Allow)
+        .await
+        .map(drop)
+});
+
+/// `prompts/get`.
+#[derive(Debug)]
+pub struct GetPrompt<'a> {
+    pub(crate) name: &'a str,
+    pub(crate) arguments: Option<Arguments>,
+}
+
+operation!(['a] GetPrompt<'a> => GetPromptResult, |this, client, opts| {
+    let mut params = json!({ "name": this.name });
+    if let Some(args) = this.arguments {
+        params["arguments"] = serde_json::Value::Object(args);
+    }
+    typed(client, "prompts/get", Some(&params), &opts, Replay::Allow).await
+});
+
+/// `completion/complete`.
+#[derive(Debug)]
+pub struct Complete<'a> {
+    pub(crate) reference: CompletionReference,
+    pub(crate) name: &'a str,
+    pub(crate) value: &'a str,
+    pub(crate) context: Option<Arguments>,
+}
+
+operation!(['a] Complete<'a> => CompleteResult, |this, client, opts| {
+    let mut params = json!({
+        "ref": this.reference,
+        "argument": {"name": this.name, "value": this.value},
+    });
+    if let Some(ctx) = this.context {
+        params["context"] = json!({ "arguments": ctx });
+    }
+    typed(client, "completion/complete", Some(&params), &opts, Replay::Allow).await
+});
+
+/// `logging/setLevel`.
+#[derive(Debug)]
+pub struct SetLoggingLevel {
+    pub(crate) level: LoggingLevel,
+}
+
+operation!([] SetLoggingLevel => (), |this, client, opts| {
+    let params = json!({ "level": this.level });
+    typed::<_, EmptyResult>(client, "logging/setLevel", Some(&params), &opts, Replay::Allow)
+        .await
+        .map(drop)
+});
+
+/// Any request, by method name, its result parsed as `R`.
+pub struct Request<'a, P: ?Sized, R> {
+    pub(crate) method: &'a str,
+    pub(crate) params: Option<&'a P>,
+    pub(crate) result: PhantomData<fn() -> R>,
+}
+
+operation!(['a, P, R] Request<'a, P, R> => R, |this, client, opts| {
+    let conn = client.conn()?;
+    let payload = conn
+        .engine
+        .call(
+            Cow::Owned(this.method.to_owned()),
+            this.params,
+            &opts,
+            Replay::ByMethod,
+            Cancel::Notify,
+        )
+        .await?;
+    payload
+        .deserialize()
+        .map_err(|e| Error::decode("result", e))
+} where P: Serialize + Sync + ?Sized + 'a, R: DeserializeOwned + Send);
+
+/// The updates of one subscribed resource.
+#[derive(Debug)]
+pub struct ResourceSubscription {
+    uri: String,
+    rx: watch::Receiver<Option<ResourceUpdated>>,
+}
+
+impl ResourceSubscription {
+    /// The subscribed URI.
+    pub fn uri(&self) -> &str {
+        &self.uri
+    }
+
+    /// Waits for the next update (the latest, if several arrived). `None`
+    /// once the client is gone.
+    pub async fn changed(&mut self) -> Option<ResourceUpdated> {
+        self.rx.changed().await.ok()?;
+        self.rx.borrow_and_update().clone()
+    }
+}

@@ -1,0 +1,40 @@
+//! Connecting a client: to a [`Server`], to a URL, or to a local command.
+//! Each connects with a transport factory, so the client can reconnect (see
+//! [`ClientConfig::reconnect`]).
+
+use mcpwire_client::{Client, ClientConfig, Error};
+#[cfg(feature = "stdio")]
+use mcpwire_stdio::StdioConfig;
+
+use crate::server::Server;
+
+/// Connects a client to `server` (a URL or a local command) and runs the
+/// handshake; returns once the client is ready, or why it could not be.
+///
+/// Every (re)connection opens a fresh transport: with
+/// [`ClientConfig::reconnect`] set, a server process that exits is spawned
+/// again and a dropped HTTP session is started again, each re-initialized;
+/// without it, the client closes when the transport does.
+pub async fn connect(server: impl Into<Server>, config: ClientConfig) -> Result<Client, Error> {
+    Client::connect_with(server.into().factory()?, config).await
+}
+
+/// Connects to the MCP server at `url` over HTTP (Streamable HTTP, or legacy
+/// HTTP+SSE if that is all it speaks), with the default [`HttpConfig`](crate::HttpConfig).
+/// For other HTTP options, or one connection pool shared by many servers:
+/// [`connect`] with [`Server::http`].
+#[cfg(feature = "http")]
+pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Client, Error> {
+    connect(Server::http(url), config).await
+}
+
+/// Spawns the server `stdio` describes and connects to it over its stdin
+/// and stdout.
+///
+/// With [`ClientConfig::reconnect`] set, a server that exits unexpectedly is
+/// spawned again and re-initialized (the 2026 specification says a client
+/// SHOULD restart it); without it, the client closes when the server exits.
+#[cfg(feature = "stdio")]
+pub async fn connect_stdio(stdio: StdioConfig, config: ClientConfig) -> Result<Client, Error> {
+    connect(Server::stdio(stdio), config).await
+}

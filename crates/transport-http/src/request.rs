@@ -1,0 +1,159 @@
+//! Every HTTP request of the transports is built and sent here: the MCP
+//! header names, one builder per kind of request ([`Build`]), sending, and
+//! the one retry loop (which builds each attempt with the builder of the
+//! first). An answer of 401 or 403 becomes [`Error::Authorization`] here
+//! and nowhere else.
+//!
+//! So an authorization layer has one place to add credentials to every
+//! request ([`Build::request`]) and one place to see a challenge and try
+//! again ([`send`], [`send_with_retry`]).
+
+use bytes::Bytes;
+use http::header::{ACCEPT, CONTENT_TYPE};
+use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
+use http_body_util::Full;
+use hyper::body::Incoming;
+
+use crate::context::Ctx;
+use crate::error::Error;
+use crate::outbound::Outbound;
+use crate::response::{authorization_error, retry_after, status_error};
+use crate::session::SessionSnapshot;
+
+pub(crate) const MCP_SESSION_ID: HeaderName = HeaderName::from_static("mcp-session-id");
+pub(crate) const MCP_PROTOCOL_VERSION: HeaderName = HeaderName::from_static("mcp-protocol-version");
+pub(crate) const LAST_EVENT_ID: HeaderName = HeaderName::from_static("last-event-id");
+const ACCEPT_POST: HeaderValue = HeaderValue::from_static("application/json, text/event-stream");
+const ACCEPT_SSE: HeaderValue = HeaderValue::from_static("text/event-stream");
+const JSON: HeaderValue = HeaderValue::from_static("application/json");
+
+/// One kind of request and what it carries. A retried request is built
+/// again from the same `Build`, with the session as it is by then.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Build<'a> {
+    /// A frame POSTed to the MCP endpoint (Streamable HTTP). An `initialize`
+    /// request starts a new session, so it carries neither the old session
+    /// id nor a protocol version.
+    Post {
+        frame: &'a Bytes,
+        kind: &'a Outbound,
+    },
+    /// A frame POSTed to the endpoint a legacy SSE stream announced.
+    LegacyPost { endpoint: &'a Uri, frame: &'a Bytes },
+    /// A GET on the URL for an SSE stream, resuming after an event id.
+    Stream { last_event_id: Option<&'a str> },
+    /// The DELETE that ends a Streamable HTTP session.
+    EndSession,
+}
+
+impl Build<'_> {
+    /// The request, with the session headers of `snap`.
+    pub(crate) fn request(self, ctx: &Ctx, snap: &SessionSnapshot) -> Request<Full<Bytes>> {
+        match self {
+            Build::Post { frame, kind } => {
+                let mut req = ctx.client.request(Method::POST, &ctx.url, frame.clone());
+                let headers = req.headers_mut();
+                headers.insert(ACCEPT, ACCEPT_POST);
+                headers.insert(CONTENT_TYPE, JSON);
+                if !kind.is_initialize() {
+                    session_headers(headers, snap);
+                }
+                req
+            }
+            Build::LegacyPost { endpoint, frame } => {
+                let mut req = ctx.client.request(Method::POST, endpoint, frame.clone());
+                let headers = req.headers_mut();
+                headers.insert(ACCEPT, ACCEPT_POST);
+                headers.insert(CONTENT_TYPE, JSON);
+                req
+            }
+            Build::Stream { last_event_id } => {
+                let mut req = ctx.client.request(Method::GET, &ctx.url, Bytes::new());
+                let headers = req.headers_mut();
+                headers.insert(ACCEPT, ACCEPT_SSE);
+                session_headers(headers, snap);
+                if let Some(value) = last_event_id.and_then(|id| HeaderValue::from_str(id).ok()) {
+                    headers.insert(LAST_EVENT_ID, value);
+                }
+                req
+            }
+            Build::EndSession => {
+                let mut req = ctx.client.request(Method::DELETE, &ctx.url, Bytes::new());
+                session_headers(req.headers_mut(), snap);
+                req
+            }
+        }
+    }
+}
+
+fn session_headers(headers: &mut HeaderMap, snap: &SessionSnapshot) {
+    if let Some(id) = &snap.session_id {
+        headers.insert(MCP_SESSION_ID, id.clone());
+    }
+    if let Some(v) = &snap.protocol_version {
+        headers.insert(MCP_PROTOCOL_VERSION, v.clone());
+    }
+}
+
+/// Sends one request and waits for its answer's headers. Any status but 401
+/// and 403 comes back as `Ok` for the caller to judge; those two are
+/// [`Error::Authorization`], with the server's challenges.
+pub(crate) async fn send(
+    ctx: &Ctx,
+    req: Request<Full<Bytes>>,
+) -> Result<Response<Incoming>, Error> {
+    let resp = ctx.client.send(req).await?;
+    if matches!(
+        resp.status(),
+        StatusCode::UNAUTHORIZED | StatusCode::FORBIDDEN
+    ) {
+        return Err(authorization_error(resp).await);
+    }
+    Ok(resp)
+}
+
+/// Sends `first` (built from `build`), retrying what is safe to retry under
+/// the retry policy: a failed connect (nothing reached the server) and
+/// 429/503 (the server said it did not take the request), honouring
+/// `Retry-After`. Each retry is built from `build` again. When the budget
+/// runs out, the last failure comes back inside
+/// [`Error::RetriesExhausted`] (as itself if the policy allows no retry).
+pub(crate) async fn send_with_retry(
+    ctx: &Ctx,
+    build: Build<'_>,
+    first: Request<Full<Bytes>>,
+) -> Result<Response<Incoming>, Error> {
+    let mut backoff = ctx.client.config().retry.backoff();
+    let mut req = first;
+    let mut retried = false;
+    loop {
+        let result = send(ctx, req).await;
+        let floor = match &result {
+            Ok(resp) if is_busy(resp.status()) => retry_after(resp.headers()),
+            Err(Error::Connect(_)) => None,
+            _ => return result,
+        };
+        let Some(delay) = backoff.next_delay(floor) else {
+            let last = match result {
+                Ok(resp) => status_error(resp).await,
+                Err(e) => e,
+            };
+            // With no retry allowed at all, the failure is just itself.
+            return Err(if retried {
+                Error::RetriesExhausted(Box::new(last))
+            } else {
+                last
+            });
+        };
+        retried = true;
+        drop(result);
+        tracing::debug!(?delay, "retrying a request");
+        tokio::time::sleep(delay).await;
+        req = build.request(ctx, &ctx.shared.snapshot());
+    }
+}
+
+/// True for the statuses that mean "busy, come back later".
+pub(crate) fn is_busy(status: StatusCode) -> bool {
+    status == StatusCode::TOO_MANY_REQUESTS || status == StatusCode::SERVICE_UNAVAILABLE
+}

@@ -1,0 +1,143 @@
+//! One request's exchange in Streamable HTTP: its POST (retried when safe),
+//! then its answer: an error status, a JSON body, or an SSE stream.
+
+use std::sync::Arc;
+
+use bytes::Bytes;
+use http::{Request, Response, StatusCode};
+use http_body_util::Full;
+use hyper::body::Incoming;
+use mcpwire_codec::jsonrpc::Id;
+use mcpwire_transport::TransportError;
+
+use crate::context::Ctx;
+use crate::error::Error;
+use crate::outbound::Outbound;
+use crate::request::{Build, MCP_SESSION_ID, send_with_retry};
+use crate::response::{Media, read_body, status_error};
+use crate::streamable::session::{
+    capture_protocol_version, capture_session, expire, session_unknown,
+};
+use crate::streamable::stream::answer_stream;
+
+/// Posts one frame and handles its answer. True if the server accepted it.
+pub(crate) async fn exchange(
+    ctx: Arc<Ctx>,
+    req: Request<Full<Bytes>>,
+    frame: Bytes,
+    kind: Outbound,
+) -> bool {
+    let had_session = req.headers().contains_key(MCP_SESSION_ID);
+    let build = Build::Post {
+        frame: &frame,
+        kind: &kind,
+    };
+    match send_with_retry(&ctx, build, req).await {
+        Ok(resp) => answer(&ctx, resp, frame, kind, had_session).await,
+        Err(e) => {
+            ctx.events.undelivered(frame, e.into()).await;
+            false
+        }
+    }
+}
+
+/// Handles the answer to a POST: status first, then the content type. True
+/// if the server accepted the frame.
+pub(crate) async fn answer(
+    ctx: &Ctx,
+    resp: Response<Incoming>,
+    frame: Bytes,
+    kind: Outbound,
+    had_session: bool,
+) -> bool {
+    let status = resp.status();
+    if !status.is_success() {
+        let error = status_error(resp).await;
+        if had_session && session_unknown(&error) {
+            expire(ctx);
+            ctx.events
+                .undelivered(frame, TransportError::SessionExpired)
+                .await;
+        } else {
+            ctx.events.undelivered(frame, error.into()).await;
+        }
+        return false;
+    }
+    let initialize = kind.is_initialize();
+    if initialize {
+        capture_session(ctx, &resp);
+    }
+    let Outbound::Request { id, .. } = kind else {
+        // A notification, response or batch: 202 with no body is the normal
+        // answer. A batch may still be answered with JSON or SSE.
+        if status == StatusCode::ACCEPTED {
+            return true;
+        }
+        return deliver_body(ctx, resp, frame, None, false).await;
+    };
+    if status == StatusCode::ACCEPTED {
+        // Not what the specification allows for a request; the answer may
+        // still come on the GET stream, so nothing is reported as lost.
+        tracing::debug!("202 Accepted for a request");
+        return true;
+    }
+    deliver_body(ctx, resp, frame, Some(id), initialize).await
+}
+
+/// Delivers a success answer's JSON or SSE body.
+async fn deliver_body(
+    ctx: &Ctx,
+    resp: Response<Incoming>,
+    frame: Bytes,
+    id: Option<Id>,
+    initialize: bool,
+) -> bool {
+    let config = ctx.client.config();
+    match Media::of(resp.headers()) {
+        Media::Json => {
+            match read_body(
+                resp.into_body(),
+                config.max_frame_len,
+                config.request_timeout,
+            )
+            .await
+            {
+                Ok(body) if body.iter().all(u8::is_ascii_whitespace) => true,
+                Ok(body) => {
+                    if initialize {
+                        capture_protocol_version(ctx, &body);
+                    }
+                    ctx.events.frame(body).await;
+                    true
+                }
+                Err(e) => {
+                    ctx.events.undelivered(frame, e.into()).await;
+                    false
+                }
+            }
+        }
+        Media::EventStream => answer_stream(ctx, resp.into_body(), frame, id, initialize).await,
+        Media::Other(media) => {
+            // Some servers answer a notification with 200 and no body (and no
+            // content type) instead of 202: that is an acceptance too.
+            match read_body(
+                resp.into_body(),
+                config.max_frame_len,
+                config.request_timeout,
+            )
+            .await
+            {
+                Ok(body) if body.iter().all(u8::is_ascii_whitespace) && id.is_none() => true,
+                Ok(_) => {
+                    let error = Error::UnexpectedContentType(media);
+                    ctx.events.undelivered(frame, error.into()).await;
+                    false
+                }
+                Err(e) => {
+                    ctx.events.undelivered(frame, e.into()).await;
+                    false
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,41 @@
+//! Running commands: from the workspace root, each echoed before it runs.
+
+use std::env;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The workspace root (the parent of this crate's directory).
+pub(crate) fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("xtask lives one level below the workspace root")
+        .to_path_buf()
+}
+
+/// Runs `cmd` from the workspace root, echoing it first; an error unless it
+/// exits with status 0.
+pub(crate) fn run(cmd: &mut Command) -> Result<(), String> {
+    cmd.current_dir(root());
+    eprintln!("$ {}", display(cmd));
+    let status = cmd
+        .status()
+        .map_err(|e| format!("cannot run `{}`: {e}", display(cmd)))?;
+    if status.success() {
+        Ok(())
+    } else {
+        Err(format!("`{}` failed: {status}", display(cmd)))
+    }
+}
+
+pub(crate) fn display(cmd: &Command) -> String {
+    let mut s = cmd.get_program().to_string_lossy().into_owned();
+    for a in cmd.get_args() {
+        s.push(' ');
+        s.push_str(&a.to_string_lossy());
+    }
+    s
+}
+
+pub(crate) fn cargo() -> Command {
+    Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".into()))
+}
