@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use mcpwire_client::{Client, ClientConfig, ErrorKind, Keepalive, RequestOptions};
+use mcpwire_http::RetryPolicy;
 use mcpwire_test_support::http::{Reply, Server, TestCert, TestTls};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -38,13 +39,13 @@ pub(super) fn cases() -> Vec<Case> {
             "net-tls-unknown-ca",
             tls_unknown_ca,
             10,
-            "a certificate from an unknown CA: connect fails within 2 s, the cause names the certificate"
+            "a certificate from an unknown CA: connect fails within 2 s under the default retry policy, the cause names the certificate"
         ),
         case!(
             "net-tls-expired",
             tls_expired,
             10,
-            "an expired certificate from a trusted CA: connect fails within 2 s, the cause says it expired"
+            "an expired certificate from a trusted CA: connect fails within 2 s under the default retry policy, the cause says it expired"
         ),
         case!(
             "proxy-delay",
@@ -202,7 +203,8 @@ async fn tls(cert: TestCert, trust: bool, needle: &str) -> Outcome {
     let tls = TestTls::new(cert);
     let ca = tls.ca_der.clone();
     let server = Server::start_with_tls(tls, |_| async { Reply::json("{}") }).await;
-    let mut http = http_config();
+    // The default retry policy: a rejected certificate must not wait for it.
+    let mut http = http_config().retry(RetryPolicy::default());
     if trust {
         http = http.add_root_certificate(ca);
     }
