@@ -22,6 +22,7 @@ const TARGETS: &[&str] = &[
     "envelope",
     "typed_results",
     "http_answer",
+    "www_authenticate",
 ];
 
 /// How long a run lasts unless `--seconds` says otherwise.
@@ -138,6 +139,11 @@ fn seed_corpus(root: &Path, target: &str) -> Result<(), String> {
             b"\x10\x10\x10HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n",
             b"\x10\x10\x10HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\n\r\n<html></html>",
             b"\x02\x02\x02HTTP/1.1 202 Accepted\r\n\r\n",
+        ],
+        "www_authenticate" => &[
+            br#"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource", scope="files:read files:write", error="insufficient_scope""#,
+            br#"Basic realm="a \"quoted\" realm", charset=UTF-8, Negotiate YIIB0gYGKwYBBQUCoIIBxjCC==, Bearer"#,
+            b"Bearer realm=x,,, error=invalid_token , Digest nonce=\"\xff\xfe\", qop=auth",
         ],
         _ => &[],
     };

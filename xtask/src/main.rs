@@ -2,7 +2,8 @@
 //! repository. Every command prints the commands it runs.
 //!
 //! - `ci`: format check, `tidy`, clippy, real-server install, tests,
-//!   `cargo deny`, then `conformance` and `interop`.
+//!   `cargo deny`, `faults`, a short `soak`, every fuzz target for 10 s,
+//!   then `conformance` and `interop`.
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
@@ -87,6 +88,14 @@ fn ci() -> Result<(), String> {
         .env(servers::DIR_ENV, &dir))?;
     run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
+    // Misbehaving peers, then a short soak (the long one is run by hand:
+    // `cargo xtask soak --minutes N`), then each fuzz target briefly.
+    eprintln!("$ cargo xtask faults");
+    faults::faults(&root, &[])?;
+    eprintln!("$ cargo xtask soak --cycles 200");
+    faults::soak(&root, &["--cycles".into(), "200".into()])?;
+    eprintln!("$ cargo xtask fuzz --all --seconds 10");
+    fuzz::fuzz(&root, &["--all".into(), "--seconds".into(), "10".into()])?;
     // After the tests: the official conformance suite and real servers.
     eprintln!("$ cargo xtask conformance");
     conformance::conformance(&root, &[])?;
