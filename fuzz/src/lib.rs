@@ -23,9 +23,7 @@ pub struct Input<'a> {
 impl<'a> Input<'a> {
     /// Reads the configuration from the first bytes of `raw`.
     pub fn new(raw: &'a [u8]) -> Option<Self> {
-        let (&[m, s0, s1, s2], data) = raw.split_first_chunk::<4>()? else {
-            return None;
-        };
+        let (&[m, s0, s1, s2], data) = raw.split_first_chunk::<4>()?;
         // Small maxima exercise the limits; 255 stands for "the default".
         let max = if m == 255 { usize::MAX } else { usize::from(m) };
         let sizes = [s0, s1, s2]

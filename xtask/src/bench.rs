@@ -1,5 +1,6 @@
 //! `cargo xtask bench [--quick] [--transport T]... [--workload W]...
-//! [--rounds N] [--no-write]`: mcpwire against rmcp and a raw baseline.
+//! [--rounds N] [--no-write] [--density-only]`: mcpwire against rmcp and a
+//! raw baseline, then the density rows (`density.rs`).
 //!
 //! Builds `mcpwire-bench` and `mcpwire-bench-server` in release mode, then
 //! runs every (transport, workload) cell: several rounds, and in each round
@@ -15,12 +16,13 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::process::Command;
+use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::cmd::{cargo, display, run};
+use crate::cmd::{cargo, run};
+use crate::report::{run_one, write_between};
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
@@ -36,13 +38,13 @@ const CLIENTS: [&str; 6] = [
 ];
 const TRANSPORTS: [&str; 3] = ["stdio", "http", "http-sse"];
 const WORKLOADS: [&str; 7] = ["w1", "w2", "w2-task", "w3", "w4-1m", "w4-10m", "w5"];
-/// A run that takes longer than this is killed and counted as failed.
-const RUN_TIMEOUT: Duration = Duration::from_secs(120);
 const BEGIN: &str = "<!-- bench:begin (written by `cargo xtask bench`) -->";
 const END: &str = "<!-- bench:end -->";
 
 struct Options {
     quick: bool,
+    /// Only the density rows (see `density.rs`).
+    density_only: bool,
     transports: Vec<String>,
     workloads: Vec<String>,
     rounds: usize,
@@ -52,11 +54,13 @@ struct Options {
 fn parse(args: &[String]) -> Result<Options, String> {
     let usage = || {
         "usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]... \
-         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write]"
+         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write] \
+         [--density-only]"
             .to_string()
     };
     let mut o = Options {
         quick: false,
+        density_only: false,
         transports: Vec::new(),
         workloads: Vec::new(),
         rounds: 0,
@@ -66,6 +70,7 @@ fn parse(args: &[String]) -> Result<Options, String> {
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--quick" => o.quick = true,
+            "--density-only" => o.density_only = true,
             "--no-write" => o.write = false,
             "--transport" => {
                 let t = args.next().ok_or_else(usage)?;
@@ -124,6 +129,9 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let bin = target_dir(root).join("release");
     let bench_bin = bin.join("mcpwire-bench");
     let server_bin = bin.join("mcpwire-bench-server");
+    if o.density_only {
+        return crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write);
+    }
     let started = Instant::now();
     let mut cells: Vec<((String, String), Cell)> = Vec::new();
     for transport in &o.transports {
@@ -172,7 +180,7 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         write_section(&path, &section)?;
         eprintln!("wrote {}", path.display());
     }
-    Ok(())
+    crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write)
 }
 
 /// Whether `client` takes part in the cell: the tokio floor is measured for
@@ -190,38 +198,8 @@ fn runs(client: &str, transport: &str, workload: &str) -> bool {
     }
 }
 
-fn target_dir(root: &Path) -> PathBuf {
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
-}
-
-/// Runs one benchmark process and reads its JSON line.
-fn run_one(cmd: &mut Command) -> Result<Value, String> {
-    let shown = display(cmd);
-    let mut child = cmd
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
-    let start = Instant::now();
-    loop {
-        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
-            break;
-        }
-        if start.elapsed() > RUN_TIMEOUT {
-            let _ = child.kill();
-            let _ = child.wait();
-            return Err(format!("`{shown}` took longer than {RUN_TIMEOUT:?}"));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-    let out = child.wait_with_output().map_err(|e| e.to_string())?;
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !out.status.success() {
-        return Err(format!("`{shown}`: {}: {}", out.status, stderr.trim()));
-    }
-    let line = stdout.lines().last().unwrap_or_default();
-    serde_json::from_str(line).map_err(|e| format!("`{shown}` printed {line:?}: {e}"))
 }
 
 fn brief(v: &Value) -> String {
@@ -655,19 +633,5 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
 
 /// Replaces the marked section of `path`, or appends it; keeps the rest.
 fn write_section(path: &Path, section: &str) -> Result<(), String> {
-    let old = fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".into());
-    let new = match (old.find(BEGIN), old.find(END)) {
-        (Some(b), Some(e)) if b < e => {
-            format!(
-                "{}{section}{}",
-                &old[..b],
-                &old[e + END.len()..].trim_start_matches('\n')
-            )
-        }
-        _ => format!(
-            "{}\n{section}",
-            old.trim_end_matches('\n').to_string() + "\n"
-        ),
-    };
-    fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+    write_between(path, BEGIN, END, section)
 }

@@ -1,5 +1,6 @@
-//! `cargo xtask fuzz <target> [--seconds N]`: runs one cargo-fuzz target of
-//! the codec (in `fuzz/`) for a bounded time.
+//! `cargo xtask fuzz <target|--all> [--seconds N]`: runs one cargo-fuzz
+//! target (in `fuzz/`), or every target one after another, each for a
+//! bounded time.
 //!
 //! cargo-fuzz needs nightly compiler flags; `RUSTC_BOOTSTRAP=1` lets the
 //! stable toolchain accept them, so no nightly toolchain is needed. If
@@ -14,20 +15,29 @@ use std::process::{Command, Stdio};
 use crate::cmd::{cargo, run};
 
 /// The fuzz targets, as named in `fuzz/Cargo.toml`.
-const TARGETS: &[&str] = &["line", "content_length", "sse", "envelope"];
+const TARGETS: &[&str] = &[
+    "line",
+    "content_length",
+    "sse",
+    "envelope",
+    "typed_results",
+    "http_answer",
+    "www_authenticate",
+];
 
 /// How long a run lasts unless `--seconds` says otherwise.
 const DEFAULT_SECONDS: u64 = 60;
 
-/// Parses the arguments after `fuzz` and runs the target.
+/// Parses the arguments after `fuzz` and runs the target (or all of them).
 pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
     let usage = || {
         format!(
-            "usage: cargo xtask fuzz <{}> [--seconds N]",
+            "usage: cargo xtask fuzz <{}|--all> [--seconds N]",
             TARGETS.join("|")
         )
     };
     let mut target = None;
+    let mut all = false;
     let mut seconds = DEFAULT_SECONDS;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
@@ -39,13 +49,26 @@ pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
                     .filter(|&s| s > 0)
                     .ok_or_else(usage)?;
             }
-            name if target.is_none() && TARGETS.contains(&name) => target = Some(name),
+            "--all" if target.is_none() && !all => all = true,
+            name if target.is_none() && !all && TARGETS.contains(&name) => target = Some(name),
             _ => return Err(usage()),
         }
     }
-    let target = target.ok_or_else(usage)?;
+    let targets: Vec<&str> = match target {
+        Some(t) => vec![t],
+        None if all => TARGETS.to_vec(),
+        None => return Err(usage()),
+    };
 
     ensure_cargo_fuzz()?;
+    for target in targets {
+        run_target(root, target, seconds)?;
+    }
+    Ok(())
+}
+
+/// Runs `target` for `seconds`, seeding its corpus first.
+fn run_target(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
     seed_corpus(root, target)?;
     // Through `env` so that the echoed command line shows the variable and
     // can be pasted as it is.
@@ -100,6 +123,28 @@ fn seed_corpus(root: &Path, target: &str) -> Result<(), String> {
             br#"{"jsonrpc":"2.0","id":0,"method":"tools/call","params":{"name":"x"}}"#,
             br#"[{"jsonrpc":"2.0","id":"a","result":{}},{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"m","data":[1]}}]"#,
         ],
+        // The `result` of a response, as a server writes it.
+        "typed_results" => &[
+            br#"{"content":[{"type":"text","text":"x","_meta":{"m":1}},{"type":"image","data":"AA==","mimeType":"image/png"},{"type":"resource","resource":{"uri":"file:///a","text":"t"}},{"type":"resource_link","uri":"file:///b","name":"b"}],"structuredContent":{"a":1},"isError":false,"x":1}"#,
+            br#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{"listChanged":true},"resources":{"subscribe":true}},"serverInfo":{"name":"s","version":"1","icons":[{"src":"data:,"}]},"instructions":"hi"}"#,
+            br#"{"tools":[{"name":"t","inputSchema":{"type":"object"},"outputSchema":{"type":"object"},"annotations":{"readOnlyHint":true}}],"nextCursor":"c"}"#,
+            br#"{"resources":[{"uri":"file:///a","name":"a","mimeType":"text/plain","size":3}],"resourceTemplates":[{"uriTemplate":"file:///{p}","name":"t"}],"prompts":[{"name":"p","arguments":[{"name":"a","required":true}]}]}"#,
+            br#"{"contents":[{"uri":"file:///a","text":"hello"},{"uri":"file:///b","blob":"AA==","mimeType":"application/octet-stream"}],"messages":[{"role":"user","content":{"type":"text","text":"q"}}],"completion":{"values":["a"],"total":1,"hasMore":false}}"#,
+            br#"{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10,"message":"m","requestedSchema":{"type":"object","properties":{}},"level":"info","data":{"k":1},"progressToken":1,"progress":0.5,"total":1,"uri":"file:///a","requestId":3,"reason":"r","roots":[{"uri":"file:///"}]}"#,
+        ],
+        // Three write sizes, then the raw answer to `initialize`.
+        "http_answer" => &[
+            b"\x00\x03\x40HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nmcp-session-id: s1\r\ncontent-length: 100\r\n\r\n{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"serverInfo\":{}}}",
+            b"\x01\x02\x05HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n1a\r\nid: 0\nretry: 3000\ndata: \n\n\r\n35\r\nevent: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"n\"}\n\n\r\n2c\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}\n\n\r\n0\r\n\r\n",
+            b"\x10\x10\x10HTTP/1.1 429 Too Many Requests\r\nretry-after: 1\r\ncontent-length: 0\r\n\r\n",
+            b"\x10\x10\x10HTTP/1.1 200 OK\r\ncontent-type: text/html\r\ncontent-length: 13\r\n\r\n<html></html>",
+            b"\x02\x02\x02HTTP/1.1 202 Accepted\r\n\r\n",
+        ],
+        "www_authenticate" => &[
+            br#"Bearer resource_metadata="https://mcp.example/.well-known/oauth-protected-resource", scope="files:read files:write", error="insufficient_scope""#,
+            br#"Basic realm="a \"quoted\" realm", charset=UTF-8, Negotiate YIIB0gYGKwYBBQUCoIIBxjCC==, Bearer"#,
+            b"Bearer realm=x,,, error=invalid_token , Digest nonce=\"\xff\xfe\", qop=auth",
+        ],
         _ => &[],
     };
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -126,6 +171,9 @@ mod tests {
             &["line", "--seconds", "0"][..],
             &["line", "--seconds", "x"][..],
             &["line", "sse"][..],
+            &["--all", "line"][..],
+            &["line", "--all"][..],
+            &["--all", "--all"][..],
         ] {
             let err = fuzz(root, &args(bad)).unwrap_err();
             assert!(err.starts_with("usage:"), "{bad:?}: {err}");

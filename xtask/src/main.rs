@@ -2,7 +2,8 @@
 //! repository. Every command prints the commands it runs.
 //!
 //! - `ci`: format check, `tidy`, clippy, real-server install, tests,
-//!   `cargo deny`, then `conformance` and `interop`.
+//!   `cargo deny`, `faults`, a short `soak`, every fuzz target for 10 s,
+//!   then `conformance` and `interop`.
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
@@ -11,6 +12,8 @@
 //!   transport.
 //! - `bench`: mcpwire against rmcp and a raw baseline; writes
 //!   `docs/benchmarks.md`.
+//! - `faults`: misbehaving servers and networks; one line per case.
+//! - `soak`: many short sessions with injected crashes; checks for leaks.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 //! - `mutants`: mutation testing of the library crates (not run by `ci`).
@@ -21,9 +24,12 @@ use std::process::ExitCode;
 mod bench;
 mod cmd;
 mod conformance;
+mod density;
+mod faults;
 mod fuzz;
 mod interop;
 mod mutants;
+mod report;
 mod servers;
 mod tidy;
 
@@ -40,9 +46,11 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&root(), &args[1..]),
         Some("tidy") => tidy::tidy(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
+        Some("faults") => faults::faults(&root(), &args[1..]),
+        Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|mutants>"
+                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|faults|soak|mutants>"
             );
             return ExitCode::from(2);
         }
@@ -94,6 +102,15 @@ fn ci() -> Result<(), String> {
         "from_config",
     ]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
+    // Misbehaving peers, then a short soak (the long one is run by hand:
+    // `cargo xtask soak --minutes N`). Fuzzing is run by hand too
+    // (`cargo xtask fuzz --all --seconds N`): its instrumented build of
+    // every dependency costs more of CI's time than a few seconds per
+    // target find.
+    eprintln!("$ cargo xtask faults");
+    faults::faults(&root, &[])?;
+    eprintln!("$ cargo xtask soak --cycles 200");
+    faults::soak(&root, &["--cycles".into(), "200".into()])?;
     // After the tests: the official conformance suite and real servers.
     eprintln!("$ cargo xtask conformance");
     conformance::conformance(&root, &[])?;

@@ -6,7 +6,12 @@
 //! mcpwire-bench --client mcpwire|mcpwire-struct|mcpwire-manager|rmcp|raw|tokio
 //!               --transport stdio|http|http-sse
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5 --server PATH [--quick]
+//! mcpwire-bench --client mcpwire|rmcp --density SHAPE --sessions N --server PATH
 //! ```
+//!
+//! The second form measures density (see `density.rs`): SHAPE is
+//! `idle-http-shared`, `idle-http-per-session`, `idle-stdio` or
+//! `connect-sequential`.
 //!
 //! The clients: mcpwire (this workspace, as its README shows it: arguments
 //! as `&json!(..)`; `mcpwire-struct` passes them as a borrowed struct), rmcp
@@ -21,6 +26,7 @@
 //! all ready) it starts them at once, and `mcpwire` one by one.
 //! All talk to the same `mcpwire-bench-server` binary.
 
+mod density;
 mod measure;
 mod raw_http;
 mod raw_stdio;
@@ -35,6 +41,7 @@ mod workload;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use density::Shape;
 use raw_tokio::RawTokio;
 use server::HttpServer;
 use via_manager::ViaManager;
@@ -48,6 +55,45 @@ struct Args {
     workload: Workload,
     server: PathBuf,
     plan: Plan,
+}
+
+/// A density run (the second form).
+struct DensityArgs {
+    client: String,
+    shape: Shape,
+    sessions: usize,
+    server: PathBuf,
+}
+
+/// Parses the second form, if `--density` is given.
+fn parse_density() -> Option<Result<DensityArgs, String>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().any(|a| a == "--density").then(|| {
+        let (mut client, mut shape, mut sessions, mut server) = (None, None, None, None);
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            let value = it.next().cloned().unwrap_or_default();
+            match arg.as_str() {
+                "--client" => client = Some(value),
+                "--density" => {
+                    shape = Some(Shape::parse(&value).ok_or(format!("no density shape {value:?}"))?)
+                }
+                "--sessions" => sessions = value.parse().ok().filter(|&n: &usize| n > 0),
+                "--server" => server = Some(PathBuf::from(value)),
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        let client = client.ok_or("--client is required")?;
+        if !["mcpwire", "rmcp"].contains(&client.as_str()) {
+            return Err(format!("no density client {client:?}"));
+        }
+        Ok(DensityArgs {
+            client,
+            shape: shape.ok_or("--density is required")?,
+            sessions: sessions.ok_or("--sessions N (N > 0) is required")?,
+            server: server.ok_or("--server is required")?,
+        })
+    })
 }
 
 fn parse_args() -> Result<Args, String> {
@@ -94,6 +140,18 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(density) = parse_density() {
+        return match density.and_then(|d| run_density(&d)) {
+            Ok(outcome) => {
+                println!("{}", serde_json::to_string(&outcome).expect("serializable"));
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcpwire-bench: density: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     let args = match parse_args() {
         Ok(args) => args,
         Err(e) => {
@@ -186,6 +244,80 @@ fn run(args: &Args) -> Result<Samples, String> {
             }
             ("tokio", _) => Err("the tokio floor runs stdio W2 only".into()),
             _ => Err("unreachable client and transport".into()),
+        }
+    });
+    drop(http);
+    result
+}
+
+fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let http = match args.shape.is_http() {
+        true => Some(HttpServer::start(&args.server, false)?),
+        false => None,
+    };
+    let (n, shape, name) = (args.sessions, args.shape, args.client.as_str());
+    // The default call path, as the README shows it.
+    use via_mcpwire::Arguments::Json;
+    let result = runtime.block_on(async {
+        let url = http.as_ref().map_or(String::new(), |h| h.url().to_owned());
+        let server = args.server.clone();
+        match (name, shape) {
+            ("mcpwire", Shape::HttpShared) => {
+                let client = via_mcpwire::http_client()?;
+                density::hold(name, shape, n, false, move || {
+                    let (client, url) = (client.clone(), url.clone());
+                    async move { Mcpwire::http(&client, &url, Json).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::HttpPerSession) => {
+                density::hold(name, shape, n, false, move || {
+                    let url = url.clone();
+                    async move { Mcpwire::http(&via_mcpwire::http_client()?, &url, Json).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::Stdio) => {
+                density::hold(name, shape, n, true, move || {
+                    let server = server.clone();
+                    async move { Mcpwire::stdio(&server, Json).await }
+                })
+                .await
+            }
+            ("mcpwire", Shape::ConnectSequential) => {
+                let client = via_mcpwire::http_client()?;
+                density::connect_sequential(name, n, || Mcpwire::http(&client, &url, Json)).await
+            }
+            ("rmcp", Shape::HttpShared) => {
+                let client = via_rmcp::http_client();
+                density::hold(name, shape, n, false, move || {
+                    let (client, url) = (client.clone(), url.clone());
+                    async move { Rmcp::http_with(client, &url).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::HttpPerSession) => {
+                density::hold(name, shape, n, false, move || {
+                    let url = url.clone();
+                    async move { Rmcp::http(&url).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::Stdio) => {
+                density::hold(name, shape, n, true, move || {
+                    let server = server.clone();
+                    async move { Rmcp::stdio(&server).await }
+                })
+                .await
+            }
+            ("rmcp", Shape::ConnectSequential) => {
+                density::connect_sequential(name, n, || Rmcp::http(&url)).await
+            }
+            _ => Err("unreachable client".into()),
         }
     });
     drop(http);

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use rmcp::ServiceExt;
 use rmcp::model::CallToolRequestParams;
 use rmcp::service::{RoleClient, RunningService};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
 use rmcp::transport::{StreamableHttpClientTransport, TokioChildProcess};
 
 use crate::workload::Caller;
@@ -30,6 +31,21 @@ impl Rmcp {
         let service = ().serve(transport).await.map_err(|e| e.to_string())?;
         Ok(Rmcp(Arc::new(service)))
     }
+
+    /// Opens a Streamable HTTP session on `url` through `client`, an HTTP
+    /// client shared by every session (its pool is shared).
+    pub(crate) async fn http_with(client: reqwest::Client, url: &str) -> Result<Self, String> {
+        let config = StreamableHttpClientTransportConfig::with_uri(url.to_owned());
+        let transport = StreamableHttpClientTransport::with_client(client, config);
+        let service = ().serve(transport).await.map_err(|e| e.to_string())?;
+        Ok(Rmcp(Arc::new(service)))
+    }
+}
+
+/// One HTTP client for every rmcp session of a run (what rmcp's
+/// `from_uri` makes for each session otherwise).
+pub(crate) fn http_client() -> reqwest::Client {
+    reqwest::Client::new()
 }
 
 impl Caller for Rmcp {

@@ -185,7 +185,10 @@ impl Client {
         )
     }
 
-    /// `logging/setLevel`.
+    /// `logging/setLevel`; in the stateless era (which has no such
+    /// request), every later request of this connection asks for `level` in
+    /// its `_meta` instead. A new connection starts again from
+    /// [`ClientConfig::log_level`](crate::ClientConfig::log_level).
     pub fn set_logging_level(&self, level: LoggingLevel) -> Call<'_, SetLoggingLevel> {
         Call::new(self, SetLoggingLevel { level })
     }

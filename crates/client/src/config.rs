@@ -8,6 +8,9 @@ use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
 use crate::version::EraChoice;
 
+/// The tasks extension's identifier (`io.modelcontextprotocol/tasks`).
+pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
 /// How the client behaves. Private fields, chainable setters; every default is
 /// documented on its setter.
 #[derive(Clone)]
@@ -119,8 +122,10 @@ impl ClientConfig {
 
     /// How long the `server/discover` probe of [`EraChoice::Auto`] waits for
     /// an answer before taking the server for one of the `initialize` era.
-    /// Default: 3 s. It is paid once per server per process (the outcome is
-    /// cached), and only by servers that stay silent.
+    /// Default: 3 s, and at most half of
+    /// [`init_timeout`](Self::init_timeout). It is paid once per server per
+    /// process (the outcome is cached), and only by servers that stay
+    /// silent.
     pub fn probe_timeout(mut self, timeout: Duration) -> Self {
         self.probe_timeout = timeout;
         self
@@ -168,7 +173,9 @@ impl ClientConfig {
         self
     }
 
-    /// How long the `initialize` handshake may take. Default: 30 s.
+    /// How long the handshake may take (`initialize`, or `server/discover`;
+    /// with [`EraChoice::Auto`](crate::EraChoice::Auto) the probe and the
+    /// `initialize` after it together). Default: 30 s.
     pub fn init_timeout(mut self, timeout: Duration) -> Self {
         self.init_timeout = timeout;
         self
@@ -199,7 +206,8 @@ impl ClientConfig {
 
     /// Capacity of each notification queue (log messages, resource updates,
     /// other notifications). When a queue is full the oldest entry is dropped
-    /// and counted. Default: 1024.
+    /// and counted. Default: 1024. A queue's memory (all its slots) is taken
+    /// when it is first subscribed to, not before.
     pub fn notification_capacity(mut self, n: usize) -> Self {
         self.notification_capacity = n.max(1);
         self
@@ -280,7 +288,7 @@ impl ClientConfig {
         if self.tasks {
             caps.extra.insert(
                 "extensions".into(),
-                serde_json::json!({ crate::tasks::TASKS_EXTENSION: {} }),
+                serde_json::json!({ TASKS_EXTENSION: {} }),
             );
         }
         caps

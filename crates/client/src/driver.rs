@@ -152,6 +152,9 @@ fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>
     match msg {
         Message::Response(Response { id, outcome }) => match id {
             Some(Id::Number(n)) => {
+                // Before the caller can see the answer: what the tool cache
+                // learns of its order against `list_changed`.
+                hub.tools.answered(n);
                 let outcome = outcome.map_err(Error::server);
                 if !engine.complete(n, outcome) {
                     tracing::debug!(id = n, "response to no pending request (late or unknown)");

@@ -405,6 +405,13 @@ impl Extra<'_> {
     }
 }
 
+impl EncodedRequest {
+    /// The request's id.
+    pub(crate) fn id(&self) -> i64 {
+        self.id
+    }
+}
+
 fn encode<P: Serialize + ?Sized>(
     id: i64,
     method: &str,

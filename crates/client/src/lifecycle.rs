@@ -288,8 +288,14 @@ impl Auto {
                 outcome => return outcome,
             }
         }
+        // `init_timeout` bounds the whole handshake: the probe takes at
+        // most half of it, `initialize` after it what is left.
+        let started = tokio::time::Instant::now();
+        let init_timeout = self.config.init_timeout;
         target.probing.store(true, Ordering::Release);
-        let probe = modern.run(engine, self.config.probe_timeout).await;
+        let probe = modern
+            .run(engine, self.config.probe_timeout.min(init_timeout / 2))
+            .await;
         // A closed connection is the connection's to handle: `probing` stays
         // set, and a server that exited at the probe is spawned again.
         if matches!(&probe, Err(e) if e.kind() == ErrorKind::Closed) {
@@ -300,7 +306,9 @@ impl Auto {
             Ok(session) => session,
             Err(e) => {
                 tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
-                legacy.run(engine).await?
+                let mut config = self.config.clone();
+                config.init_timeout = init_timeout.saturating_sub(started.elapsed());
+                Initialize { config, ..legacy }.run(engine).await?
             }
         };
         if let Some(key) = &target.key {

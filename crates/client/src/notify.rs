@@ -5,8 +5,14 @@
 //! `broadcast` ring whose oldest entries are overwritten when nobody keeps up.
 //! So responses are never stuck behind notifications nobody reads, and memory
 //! stays bounded however many arrive. Overwritten entries are counted.
+//!
+//! A ring is made on the first subscription, not with the session: tokio
+//! allocates a ring's every slot up front (1,024 by default, about 230 KiB
+//! for the two rings), and most sessions of a gateway never subscribe.
+//! Until then messages are dropped as they would be with no receiver.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use mcpwire_codec::jsonrpc::Payload;
@@ -41,8 +47,9 @@ pub enum ListKind {
 
 pub(crate) struct Hub {
     capacity: usize,
-    logs: broadcast::Sender<LogMessage>,
-    other: broadcast::Sender<ServerNotification>,
+    /// Made on the first subscription (see the module docs).
+    logs: OnceLock<broadcast::Sender<LogMessage>>,
+    other: OnceLock<broadcast::Sender<ServerNotification>>,
     tools_changed: watch::Sender<u64>,
     resources_changed: watch::Sender<u64>,
     prompts_changed: watch::Sender<u64>,
@@ -55,8 +62,8 @@ impl Hub {
     pub(crate) fn new(capacity: usize) -> Self {
         Self {
             capacity,
-            logs: broadcast::channel(capacity).0,
-            other: broadcast::channel(capacity).0,
+            logs: OnceLock::new(),
+            other: OnceLock::new(),
             tools_changed: watch::channel(0).0,
             resources_changed: watch::channel(0).0,
             prompts_changed: watch::channel(0).0,
@@ -71,7 +78,10 @@ impl Hub {
         self.drops.load(Ordering::Relaxed)
     }
 
-    fn push<T: Clone>(&self, tx: &broadcast::Sender<T>, value: T) {
+    fn push<T: Clone>(&self, tx: &OnceLock<broadcast::Sender<T>>, value: T) {
+        let Some(tx) = tx.get() else {
+            return;
+        };
         if tx.receiver_count() == 0 {
             return;
         }
@@ -82,11 +92,15 @@ impl Hub {
     }
 
     pub(crate) fn logs(&self) -> broadcast::Receiver<LogMessage> {
-        self.logs.subscribe()
+        self.logs
+            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .subscribe()
     }
 
     pub(crate) fn other(&self) -> broadcast::Receiver<ServerNotification> {
-        self.other.subscribe()
+        self.other
+            .get_or_init(|| broadcast::channel(self.capacity).0)
+            .subscribe()
     }
 
     pub(crate) fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
@@ -208,5 +222,20 @@ mod tests {
         ));
         let first = rx.try_recv().unwrap();
         assert_eq!(first.params.unwrap()["i"], 6);
+    }
+
+    #[test]
+    fn no_ring_is_made_until_someone_subscribes() {
+        let hub = Hub::new(1024);
+        let p = || Payload::from_value(&serde_json::json!({"level": "info", "data": 1})).unwrap();
+        hub.dispatch("notifications/message", Some(p()));
+        hub.dispatch("x/y", Some(p()));
+        assert!(hub.logs.get().is_none() && hub.other.get().is_none());
+        assert_eq!(hub.drops(), 0);
+        // A subscriber sees what comes after it subscribed.
+        let mut logs = hub.logs();
+        hub.dispatch("notifications/message", Some(p()));
+        assert_eq!(logs.try_recv().unwrap().data, 1);
+        assert!(hub.other.get().is_none());
     }
 }

@@ -153,12 +153,27 @@ fn without_invalid_tools<R: DeserializeOwned>(payload: &Payload) -> Result<R, Er
 
 /// Follows `nextCursor` until the last page.
 async fn walk<R: Page>(client: &Client, opts: &RequestOptions) -> Result<Vec<R::Item>, Error> {
+    let first = page::<R>(client, None, opts).await?;
+    walk_from(client, first, opts).await
+}
+
+/// Follows `nextCursor` from the `first` page until the last page.
+async fn walk_from<R: Page>(
+    client: &Client,
+    first: R,
+    opts: &RequestOptions,
+) -> Result<Vec<R::Item>, Error> {
     let method = R::METHOD;
     let mut all = Vec::new();
+    let mut first = Some(first);
     let mut cursor = None;
     let mut seen = HashSet::new();
     for _ in 0..MAX_PAGES {
-        let (items, next) = page::<R>(client, cursor, opts).await?.into_parts();
+        let this = match first.take() {
+            Some(p) => p,
+            None => page::<R>(client, cursor, opts).await?,
+        };
+        let (items, next) = this.into_parts();
         all.extend(items);
         match next {
             // A cursor seen before would loop forever.
@@ -180,8 +195,30 @@ async fn walk<R: Page>(client: &Client, opts: &RequestOptions) -> Result<Vec<R::
 async fn all_tools(client: &Client, opts: &RequestOptions) -> Result<Vec<Tool>, Error> {
     let cache = &client.shared.hub.tools;
     let generation = cache.generation();
-    let tools = walk::<ListToolsResult>(client, opts).await?;
-    cache.store(generation, &tools);
+    // The first page is sent here rather than by the walker so that its id
+    // is known: a `list_changed` that arrives before its answer is
+    // reflected in it and does not make the listing stale (see
+    // `ToolCache::answered`).
+    let method = ListToolsResult::METHOD;
+    let conn = client.conn()?;
+    let request =
+        conn.engine
+            .encode_request(method, Some(&PaginatedParams::default()), opts, None)?;
+    let first_page = request.id();
+    cache.begin_listing(first_page);
+    let payload = rounds(client, &conn, None)
+        .call(request, Cow::Borrowed(method), opts, Replay::Allow)
+        .await?;
+    let first: ListToolsResult = if client.era() == Some(Era::Modern) {
+        without_invalid_tools(&payload)?
+    } else {
+        payload
+            .deserialize()
+            .map_err(|e| Error::decode(method, e))?
+    };
+    drop(conn);
+    let tools = walk_from(client, first, opts).await?;
+    cache.store(generation, first_page, &tools);
     Ok(tools)
 }
 
@@ -472,6 +509,14 @@ pub struct SetLoggingLevel {
 
 operation!([] SetLoggingLevel => (), |this, client, opts| {
     let params = json!({ "level": this.level });
+    // The stateless era has no `logging/setLevel`: every request of this
+    // connection asks for the level in its `_meta` from now on.
+    if client.era() == Some(Era::Modern) {
+        let conn = client.conn()?;
+        let stamp = conn.engine.stamp().with_log_level(params["level"].clone());
+        conn.engine.set_stamp(stamp);
+        return Ok(());
+    }
     typed::<_, EmptyResult>(client, "logging/setLevel", Some(&params), &opts, Replay::Allow)
         .await
         .map(drop)

@@ -2,6 +2,7 @@
 //! Schema 2020-12) and cached until the tool list changes.
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
@@ -16,9 +17,21 @@ type Compiled = Arc<Result<jsonschema::Validator, String>>;
 
 /// What the client knows about the server's tools, from the last full
 /// `tools/list` walk.
-#[derive(Default)]
 pub(crate) struct ToolCache {
     inner: Mutex<CacheInner>,
+    /// The id of the `tools/list` request that opens the listing under way
+    /// (its first page), or -1: the driver notes the generation when that
+    /// answer arrives (see [`ToolCache::answered`]).
+    first_page: AtomicI64,
+}
+
+impl Default for ToolCache {
+    fn default() -> Self {
+        Self {
+            inner: Mutex::default(),
+            first_page: AtomicI64::new(-1),
+        }
+    }
 }
 
 #[derive(Default)]
@@ -28,6 +41,9 @@ struct CacheInner {
     generation: u64,
     /// True once a full listing was stored for this generation.
     listed: bool,
+    /// The first page's request id and the generation when the driver
+    /// took its answer off the wire.
+    answered: Option<(i64, u64)>,
     tools: HashMap<String, Arc<ToolEntry>>,
 }
 
@@ -65,10 +81,41 @@ impl ToolCache {
         self.inner.lock().generation
     }
 
-    /// Remembers `tools` if no invalidation happened since `generation`.
-    pub(crate) fn store(&self, generation: u64, tools: &[Tool]) {
+    /// Marks request `id` as the first page of a listing: when its answer
+    /// arrives, the driver notes the generation (see
+    /// [`answered`](Self::answered)). A later listing takes the mark over;
+    /// the earlier one then falls back to the generation it started at.
+    pub(crate) fn begin_listing(&self, id: i64) {
+        self.first_page.store(id, Ordering::Relaxed);
+    }
+
+    /// Called by the driver for each answer, before the caller sees it:
+    /// if `id` opens the listing under way, notes the generation now.
+    ///
+    /// A `list_changed` taken off the wire before this answer was sent by
+    /// the server before the answer, so the answer already reflects it
+    /// (server-everything announces a change right after start-up, while
+    /// the first listing is in flight); only a change after it makes the
+    /// listing stale. Costs one atomic load for any other answer.
+    pub(crate) fn answered(&self, id: i64) {
+        if self.first_page.load(Ordering::Relaxed) != id {
+            return;
+        }
         let mut inner = self.inner.lock();
-        if inner.generation != generation {
+        inner.answered = Some((id, inner.generation));
+    }
+
+    /// Remembers `tools`, the listing whose first page was request
+    /// `first_page`, if no invalidation happened since its answer arrived
+    /// (or, if that answer was not noted, since `generation`, taken before
+    /// the listing started).
+    pub(crate) fn store(&self, generation: u64, first_page: i64, tools: &[Tool]) {
+        let mut inner = self.inner.lock();
+        let since = match inner.answered {
+            Some((id, at)) if id == first_page => at,
+            _ => generation,
+        };
+        if inner.generation != since {
             return;
         }
         inner.listed = true;
@@ -202,7 +249,7 @@ mod tests {
             "properties": {"n": {"type": "integer"}},
             "required": ["n"]
         });
-        cache.store(cache.generation(), &[tool(schema)]);
+        cache.store(cache.generation(), -1, &[tool(schema)]);
         assert!(!cache.lookup("t").needs_listing);
         assert!(validate(&cache, "t", Some(&json!({"n": 1})), false).is_ok());
         let err = validate(&cache, "t", Some(&json!({"n": "x"})), false).unwrap_err();
@@ -217,7 +264,7 @@ mod tests {
         // 2020-12 keywords work (prefixItems is new in 2020-12).
         let g = cache.generation();
         cache.invalidate();
-        cache.store(g, &[tool(json!({"type": "array"}))]);
+        cache.store(g, -1, &[tool(json!({"type": "array"}))]);
         assert!(
             cache.lookup("t").needs_listing,
             "a stale listing is not stored"
@@ -226,10 +273,41 @@ mod tests {
         assert_eq!(Arc::as_ptr(held.validator().unwrap()), first);
         cache.store(
             cache.generation(),
+            -1,
             &[tool(json!({"prefixItems": [{"type": "string"}]}))],
         );
         assert!(validate(&cache, "t", Some(&json!(["a", 1])), false).is_ok());
         assert!(validate(&cache, "t", Some(&json!([1])), false).is_err());
         assert!(validate(&cache, "unknown", Some(&json!(1)), false).is_ok());
+    }
+
+    #[test]
+    fn a_change_before_the_first_answer_keeps_the_listing() {
+        let cache = ToolCache::default();
+        let t = || tool(json!({"type": "object"}));
+        // Changed while the first page was in flight: still current.
+        let g = cache.generation();
+        cache.begin_listing(7);
+        cache.invalidate();
+        cache.answered(8); // another request's answer notes nothing
+        cache.answered(7);
+        cache.store(g, 7, &[t()]);
+        assert!(!cache.lookup("t").needs_listing);
+        // Changed after the first answer: stale.
+        let g = cache.generation();
+        cache.begin_listing(9);
+        cache.answered(9);
+        cache.invalidate();
+        cache.store(g, 9, &[t()]);
+        assert!(cache.lookup("t").needs_listing);
+        // The mark taken over by another listing: the start generation
+        // decides for this one.
+        let g = cache.generation();
+        cache.begin_listing(10);
+        cache.begin_listing(11);
+        cache.answered(10);
+        cache.invalidate();
+        cache.store(g, 10, &[t()]);
+        assert!(cache.lookup("t").needs_listing);
     }
 }

@@ -79,6 +79,17 @@ impl Stamp {
         })
     }
 
+    /// The same stamp asking for log messages at `level` (the stateless
+    /// era's `logging/setLevel`).
+    pub(crate) fn with_log_level(&self, level: Value) -> Arc<Stamp> {
+        let mut meta = self.meta.clone();
+        meta.insert(META_LOG_LEVEL.into(), level);
+        Arc::new(Stamp {
+            version: self.version.clone(),
+            meta,
+        })
+    }
+
     /// The version requests declare, if any.
     pub(crate) fn version(&self) -> Option<&str> {
         self.version.as_deref()

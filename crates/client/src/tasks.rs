@@ -22,8 +22,9 @@ use crate::rounds::Rounds;
 use crate::types::{CallToolResult, Extra};
 use crate::version::Era;
 
-/// The extension's identifier.
-pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+/// The extension's identifier (what [`ClientConfig::tasks`](crate::ClientConfig::tasks)
+/// declares).
+pub use crate::config::TASKS_EXTENSION;
 
 /// Polling bounds: a server's `pollIntervalMs` is kept within them.
 const MIN_POLL: Duration = Duration::from_millis(50);

@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use common::within;
-use mcpwire_client::types::{ElicitAction, ElicitParams, ElicitResult};
+use mcpwire_client::types::{ElicitAction, ElicitParams, ElicitResult, LoggingLevel};
 use mcpwire_client::{
     Client, ClientConfig, Era, EraChoice, ErrorKind, HandlerError, RequestContext, TraceContext,
 };
@@ -498,5 +498,30 @@ async fn a_task_is_polled_its_input_answered_and_its_result_returned() {
             TaskStatus::Completed
         ]
     );
+    client.close().await;
+}
+
+/// The stateless era has no `logging/setLevel`: setting the level sends
+/// nothing, and every later request asks for it in its `_meta`.
+#[tokio::test]
+async fn setting_the_log_level_in_the_stateless_era_stamps_later_requests() {
+    let (client, mut server) = modern(ClientConfig::new(), json!({"tools": {}})).await;
+    within(client.set_logging_level(LoggingLevel::Warning))
+        .await
+        .unwrap();
+    let list = tokio::spawn({
+        let client = client.clone();
+        async move { client.list_tools(None).await }
+    });
+    // The first request the server sees is the listing, not a setLevel.
+    let req = server.expect_request("tools/list").await;
+    assert_eq!(
+        params(&req)["_meta"]["io.modelcontextprotocol/logLevel"],
+        "warning"
+    );
+    server
+        .respond(&req.id, json!({"resultType": "complete", "tools": []}))
+        .await;
+    within(list).await.unwrap().unwrap();
     client.close().await;
 }

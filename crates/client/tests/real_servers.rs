@@ -276,6 +276,9 @@ async fn python_sdk_server() {
     assert_eq!(r.structured_content.unwrap()["result"], "py");
 
     let mut logs = client.log_messages();
+    // In either era (the SDK 2.x server speaks 2026-07-28, where the level
+    // travels with each request).
+    client.set_logging_level(LoggingLevel::Info).await.unwrap();
     let seen = Arc::new(AtomicUsize::new(0));
     let s = seen.clone();
     let opts = RequestOptions::new().on_progress(move |_| {

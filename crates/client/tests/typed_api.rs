@@ -210,3 +210,58 @@ async fn resources_prompts_completion_and_logging() {
     assert_eq!(prompt.messages[0].content.as_text(), Some("review rust"));
     assert_eq!(done.completion.values, ["rust"]);
 }
+
+/// A `list_changed` that arrives before the answer to the listing is
+/// already reflected in that answer (server-everything announces a change
+/// right after start-up): the listing is kept and the next call does not
+/// list the tools again.
+#[tokio::test]
+async fn a_change_announced_before_the_listing_answer_does_not_refetch() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    let r = server.expect_request("tools/list").await;
+    server
+        .notify("notifications/tools/list_changed", json!({}))
+        .await;
+    server.respond(&r.id, tools_page(&["sum"], None)).await;
+    within(list).await.unwrap().unwrap();
+
+    // The cached schema applies without a second `tools/list`.
+    let err = call(&client, &mut server, json!({"sum": "three"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+}
+
+/// A change that arrives after the answer (while a later page is awaited,
+/// or after the whole walk) still forgets the listing.
+#[tokio::test]
+async fn a_change_announced_after_the_listing_answer_refetches() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    let r = server.expect_request("tools/list").await;
+    server
+        .respond(&r.id, tools_page(&["echo"], Some("page2")))
+        .await;
+    let r = server.expect_request("tools/list").await;
+    server
+        .notify("notifications/tools/list_changed", json!({}))
+        .await;
+    server.respond(&r.id, tools_page(&["sum"], None)).await;
+    within(list).await.unwrap().unwrap();
+
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let r = server.expect_request("tools/list").await;
+    server.respond(&r.id, tools_page(&["sum"], None)).await;
+    let r = server.expect_request("tools/call").await;
+    server
+        .respond(
+            &r.id,
+            json!({"content": [], "structuredContent": {"sum": 3}}),
+        )
+        .await;
+    within(call).await.unwrap().unwrap();
+}

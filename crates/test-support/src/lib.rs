@@ -1,12 +1,15 @@
 //! Test fixtures for mcpwire: an in-memory [`Transport`] pair that honours
-//! active-once grants exactly, and a scriptable fake MCP server that drives
-//! the other end.
+//! active-once grants exactly, a scriptable fake MCP server that drives
+//! the other end, and (feature `http`) a scripted HTTP server.
 //!
-//! Not published; used by the client's tests, benchmarks and examples.
+//! Not published; used by the client's tests, benchmarks and examples, the
+//! HTTP transport's tests and the fault suite.
 //!
 //! [`Transport`]: mcpwire_transport::Transport
 
 mod fake_server;
+#[cfg(feature = "http")]
+pub mod http;
 mod memory;
 
 pub use fake_server::{EXPECT_TIMEOUT, FakeServer, Reply, Script, Step, initialize_result};

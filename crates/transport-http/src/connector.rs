@@ -158,12 +158,42 @@ impl AsyncRead for MaybeTls {
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
+        let before = buf.filled().len();
+        let this = self.get_mut();
+        let poll = match this {
             MaybeTls::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
             MaybeTls::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        };
+        if matches!(poll, Poll::Ready(Ok(()))) && buf.filled().len() > before {
+            let tcp = match this {
+                MaybeTls::Plain(s, _) => &*s,
+                MaybeTls::Tls(s) => s.get_ref().0,
+            };
+            ack_now(tcp);
         }
+        poll
     }
 }
+
+/// Acknowledges what was just read at once instead of up to 40 ms later.
+///
+/// A server that writes an answer in two pieces (an SSE answer's headers
+/// and priming event, then the message once its handler is done) with
+/// Nagle's algorithm on holds the second piece until the first is
+/// acknowledged; on a pooled connection Linux delays that acknowledgement
+/// (it expects to piggyback it on our next request), and each answer then
+/// takes 40 ms more (seen with rmcp's server behind hyper without
+/// `TCP_NODELAY`). A fresh connection acknowledges at once, which is why
+/// clients that open a connection per request never see it. One
+/// `setsockopt` per read; Linux resets the flag by itself, so it is set
+/// again after each read.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+fn ack_now(tcp: &TcpStream) {
+    let _ = tcp.set_quickack(true);
+}
+
+#[cfg(not(any(target_os = "linux", target_os = "android")))]
+fn ack_now(_tcp: &TcpStream) {}
 
 impl AsyncWrite for MaybeTls {
     fn poll_write(

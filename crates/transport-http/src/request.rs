@@ -195,8 +195,9 @@ fn is_challenge(status: StatusCode) -> bool {
 }
 
 /// Sends `first` (built from `build`), retrying what is safe to retry under
-/// the retry policy: a failed connect (nothing reached the server) and
-/// 429/503 (the server said it did not take the request), honouring
+/// the retry policy: a failed connect (nothing reached the server; but not
+/// a certificate we rejected, which would be rejected again) and 429/503
+/// (the server said it did not take the request), honouring
 /// `Retry-After`. Each retry is built from `build` again. When the budget
 /// runs out, the last failure comes back inside
 /// [`Error::RetriesExhausted`] (as itself if the policy allows no retry).
@@ -212,7 +213,7 @@ pub(crate) async fn send_with_retry(
         let result = send(ctx, build, req).await;
         let floor = match &result {
             Ok(resp) if is_busy(resp.status()) => retry_after(resp.headers()),
-            Err(Error::Connect(_)) => None,
+            Err(Error::Connect(e)) if !certificate_rejected(e.as_ref()) => None,
             _ => return result,
         };
         let Some(delay) = backoff.next_delay(floor) else {
@@ -233,6 +234,26 @@ pub(crate) async fn send_with_retry(
         tokio::time::sleep(delay).await;
         req = build.request(ctx, &ctx.shared.snapshot());
     }
+}
+
+/// True if the connect failed because we rejected the server's certificate
+/// (unknown issuer, expired, wrong name...) or could agree on no protocol
+/// with it: the same handshake would fail the same way, so retrying only
+/// delays the error (by half a minute under the default policy).
+fn certificate_rejected(e: &(dyn std::error::Error + 'static)) -> bool {
+    let mut cur = Some(e);
+    while let Some(e) = cur {
+        if let Some(tls) = e.downcast_ref::<rustls::Error>() {
+            return matches!(
+                tls,
+                rustls::Error::InvalidCertificate(_)
+                    | rustls::Error::NoCertificatesPresented
+                    | rustls::Error::PeerIncompatible(_)
+            );
+        }
+        cur = e.source();
+    }
+    false
 }
 
 /// True for the statuses that mean "busy, come back later".

@@ -6,6 +6,7 @@ mod support;
 use std::time::Duration;
 
 use mcpwire_http::{Http2, HttpClient, HttpMode, HttpTransport, RetryPolicy};
+use mcpwire_test_support::http::{TestCert, TestTls};
 use mcpwire_transport::{CloseReason, Transport, TransportError, TransportEvent, TransportExt};
 use support::*;
 
@@ -625,4 +626,44 @@ async fn clients_with_their_own_headers_share_one_pool() {
         "{} connections",
         server.connections()
     );
+}
+
+/// A certificate the client rejects (unknown CA, expired) will be rejected
+/// again: it is reported after one attempt, not retried like a refused
+/// connection (with the default policy that would take half a minute).
+#[tokio::test]
+async fn a_rejected_certificate_is_not_retried() {
+    for cert in [TestCert::Valid, TestCert::Expired] {
+        let tls = TestTls::new(cert);
+        let ca = tls.ca_der.clone();
+        let server = Server::start_with_tls(tls, |_| async { Reply::json(&result(1, "{}")) }).await;
+        // The expired one is signed by a CA the client trusts; the valid
+        // one by a CA it does not know.
+        let mut config = quick_config().webpki_roots(false);
+        if cert == TestCert::Expired {
+            config = config.add_root_certificate(ca);
+        }
+        let client = HttpClient::new(config).unwrap();
+        let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+        t.sender().send(frame(LIST)).await.unwrap();
+        match next(&mut t).await {
+            TransportEvent::Undelivered { error, .. } => {
+                let text = chain_text(&error);
+                assert!(!text.contains("retry budget"), "{cert:?}: retried: {text}");
+                assert!(text.contains("certificate"), "{cert:?}: {text}");
+            }
+            other => panic!("{cert:?}: expected the frame back, got {other:?}"),
+        }
+        assert_eq!(server.connections(), 1, "{cert:?}: one attempt");
+    }
+}
+
+fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut parts = vec![e.to_string()];
+    let mut cur = e.source();
+    while let Some(s) = cur {
+        parts.push(s.to_string());
+        cur = s.source();
+    }
+    parts.join(": ")
 }

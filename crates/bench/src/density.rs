@@ -1,0 +1,192 @@
+//! Density: what one idle session costs a client process, and how fast
+//! sessions open one after another.
+//!
+//! `hold` opens N sessions (each answers one `echo`), lets them settle, and
+//! reads the growth of the process's resident memory, open descriptors
+//! and live tokio tasks since before the first one, divided by N. The
+//! baseline is taken after a first session was opened and closed, so
+//! what every client pays once (a TLS root store, a connection pool, the
+//! runtime's own descriptors) is not charged to the sessions.
+
+use std::future::Future;
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+
+use crate::workload::Caller;
+
+/// What a density run measures.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Shape {
+    /// N idle Streamable HTTP sessions sharing one HTTP client.
+    HttpShared,
+    /// N idle Streamable HTTP sessions, one HTTP client each.
+    HttpPerSession,
+    /// N stdio servers held by one process, spawned in parallel.
+    Stdio,
+    /// N Streamable HTTP sessions one after another: connect, first call,
+    /// close.
+    ConnectSequential,
+}
+
+impl Shape {
+    /// Every shape, in table order.
+    pub(crate) const ALL: [Shape; 4] = [
+        Shape::HttpShared,
+        Shape::HttpPerSession,
+        Shape::Stdio,
+        Shape::ConnectSequential,
+    ];
+
+    /// The name on the command line.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            Shape::HttpShared => "idle-http-shared",
+            Shape::HttpPerSession => "idle-http-per-session",
+            Shape::Stdio => "idle-stdio",
+            Shape::ConnectSequential => "connect-sequential",
+        }
+    }
+
+    /// The shape named `name`.
+    pub(crate) fn parse(name: &str) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name() == name)
+    }
+
+    /// Whether it talks to the HTTP server (else it spawns stdio servers).
+    pub(crate) fn is_http(self) -> bool {
+        self != Shape::Stdio
+    }
+}
+
+/// One density run's figures: printed as one JSON line.
+#[derive(Debug, Serialize)]
+pub(crate) struct DensityOutcome {
+    pub(crate) client: String,
+    pub(crate) shape: String,
+    pub(crate) sessions: usize,
+    /// Opening all the sessions (with their first call), in seconds.
+    pub(crate) secs: f64,
+    pub(crate) rss_kib_per_session: f64,
+    pub(crate) fds_per_session: f64,
+    pub(crate) tasks_per_session: f64,
+}
+
+struct Reading {
+    rss_kib: u64,
+    fds: usize,
+    tasks: usize,
+}
+
+fn read() -> Reading {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let rss_kib = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0);
+    Reading {
+        rss_kib,
+        fds: std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count()),
+        tasks: tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks(),
+    }
+}
+
+/// How long sessions are left alone before they are measured.
+const SETTLE: Duration = Duration::from_millis(500);
+
+/// Opens `n` sessions with `connect` (all at once when `parallel`), one
+/// `echo` each, and measures what they hold while idle.
+pub(crate) async fn hold<C, F, Fut>(
+    client: &str,
+    shape: Shape,
+    n: usize,
+    parallel: bool,
+    connect: F,
+) -> Result<DensityOutcome, String>
+where
+    C: Caller,
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<C, String>> + Send + 'static,
+{
+    connect().await?.close().await;
+    tokio::time::sleep(SETTLE).await;
+    let before = read();
+    let start = Instant::now();
+    let sessions: Vec<C> = if parallel {
+        let tasks: Vec<_> = (0..n)
+            .map(|_| {
+                let open = connect();
+                tokio::spawn(async move {
+                    let c = open.await?;
+                    c.echo("hello").await?;
+                    Ok::<_, String>(c)
+                })
+            })
+            .collect();
+        let mut out = Vec::with_capacity(n);
+        for t in tasks {
+            out.push(t.await.map_err(|e| e.to_string())??);
+        }
+        out
+    } else {
+        let mut out = Vec::with_capacity(n);
+        for _ in 0..n {
+            let c = connect().await?;
+            c.echo("hello").await?;
+            out.push(c);
+        }
+        out
+    };
+    let secs = start.elapsed().as_secs_f64();
+    tokio::time::sleep(SETTLE).await;
+    let after = read();
+    for c in sessions {
+        c.close().await;
+    }
+    let per = |a: f64, b: f64| (a - b) / n as f64;
+    Ok(DensityOutcome {
+        client: client.into(),
+        shape: shape.name().into(),
+        sessions: n,
+        secs,
+        rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
+        fds_per_session: per(after.fds as f64, before.fds as f64),
+        tasks_per_session: per(after.tasks as f64, before.tasks as f64),
+    })
+}
+
+/// Connects, calls once and closes, `n` times one after another.
+pub(crate) async fn connect_sequential<C, F, Fut>(
+    client: &str,
+    n: usize,
+    connect: F,
+) -> Result<DensityOutcome, String>
+where
+    C: Caller,
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<C, String>>,
+{
+    connect().await?.close().await;
+    let before = read();
+    let start = Instant::now();
+    for _ in 0..n {
+        let c = connect().await?;
+        c.echo("hello").await?;
+        c.close().await;
+    }
+    let secs = start.elapsed().as_secs_f64();
+    let after = read();
+    let per = |a: f64, b: f64| (a - b) / n as f64;
+    Ok(DensityOutcome {
+        client: client.into(),
+        shape: Shape::ConnectSequential.name().into(),
+        sessions: n,
+        secs,
+        rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
+        fds_per_session: per(after.fds as f64, before.fds as f64),
+        tasks_per_session: per(after.tasks as f64, before.tasks as f64),
+    })
+}

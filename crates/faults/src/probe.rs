@@ -1,0 +1,152 @@
+//! What the leak checks count: this process's open file descriptors and
+//! resident memory, and every live process the suite started (found by a
+//! tag in its environment, which grandchildren inherit, so an orphan
+//! re-parented to init is still found).
+
+use std::fs;
+
+/// The environment variable that tags every process the suite starts.
+pub const TAG_VAR: &str = "MCPWIRE_FAULTS_TAG";
+
+/// This run's tag (the runner's process id).
+pub fn tag() -> String {
+    std::process::id().to_string()
+}
+
+/// How many file descriptors this process has open.
+pub fn fd_count() -> usize {
+    fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+}
+
+/// What each open descriptor points at, for a failure message.
+pub fn fd_targets() -> Vec<String> {
+    let Ok(dir) = fs::read_dir("/proc/self/fd") else {
+        return Vec::new();
+    };
+    let mut out: Vec<String> = dir
+        .flatten()
+        .map(|e| {
+            let target = fs::read_link(e.path())
+                .map(|t| t.display().to_string())
+                .unwrap_or_default();
+            format!("{}->{target}", e.file_name().to_string_lossy())
+        })
+        .collect();
+    out.sort();
+    out
+}
+
+/// Resident memory of this process, in KiB.
+pub fn rss_kib() -> u64 {
+    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .unwrap_or(0)
+}
+
+/// One process that outlived what started it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Leftover {
+    /// Its process id.
+    pub pid: i32,
+    /// Its command line.
+    pub cmdline: String,
+    /// A zombie of ours (exited, never reaped) rather than a live process.
+    pub zombie: bool,
+}
+
+/// Every live process carrying this run's tag, and every zombie child of
+/// this process.
+pub fn leftovers() -> Vec<Leftover> {
+    let me = std::process::id() as i32;
+    let needle = format!("{TAG_VAR}={}", tag());
+    let mut out = Vec::new();
+    let Ok(proc_dir) = fs::read_dir("/proc") else {
+        return out;
+    };
+    for entry in proc_dir.flatten() {
+        let Some(pid) = entry
+            .file_name()
+            .to_str()
+            .and_then(|s| s.parse::<i32>().ok())
+        else {
+            continue;
+        };
+        if pid == me {
+            continue;
+        }
+        let Some((state, ppid)) = stat(pid) else {
+            continue;
+        };
+        let zombie = state == 'Z';
+        let tagged = !zombie
+            && fs::read(format!("/proc/{pid}/environ"))
+                .is_ok_and(|env| env.split(|&b| b == 0).any(|v| v == needle.as_bytes()));
+        if tagged || (zombie && ppid == me) {
+            let cmdline = fs::read(format!("/proc/{pid}/cmdline"))
+                .map(|c| {
+                    String::from_utf8_lossy(&c)
+                        .replace('\0', " ")
+                        .trim()
+                        .to_owned()
+                })
+                .unwrap_or_default();
+            out.push(Leftover {
+                pid,
+                cmdline,
+                zombie,
+            });
+        }
+    }
+    out
+}
+
+/// The state letter and parent of `pid`.
+fn stat(pid: i32) -> Option<(char, i32)> {
+    let text = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name is in parentheses and may contain spaces.
+    let rest = &text[text.rfind(')')? + 2..];
+    let mut fields = rest.split(' ');
+    let state = fields.next()?.chars().next()?;
+    let ppid = fields.next()?.parse().ok()?;
+    Some((state, ppid))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_what_this_process_opens() {
+        let before = fd_count();
+        let file = fs::File::open("/proc/self/status").unwrap();
+        assert_eq!(fd_count(), before + 1);
+        drop(file);
+        assert_eq!(fd_count(), before);
+        assert!(rss_kib() > 0);
+    }
+
+    #[test]
+    fn finds_a_tagged_child_and_forgets_it_once_reaped() {
+        let mut child = std::process::Command::new("sleep")
+            .arg("30")
+            .env(TAG_VAR, tag())
+            .spawn()
+            .unwrap();
+        let pid = child.id() as i32;
+        // Until it has exec'd, the child shows our environment, untagged.
+        let found = (0..200).any(|_| {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+            leftovers().iter().any(|l| l.pid == pid && !l.zombie)
+        });
+        assert!(found);
+        child.kill().unwrap();
+        // Killed but not reaped: a zombie of ours.
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(leftovers().iter().any(|l| l.pid == pid && l.zombie));
+        child.wait().unwrap();
+        assert!(!leftovers().iter().any(|l| l.pid == pid));
+    }
+}

@@ -1,0 +1,70 @@
+//! What `bench` and `density` share: one measuring process, run with a
+//! bound, and its JSON line read; a marked section of a document
+//! rewritten in place.
+
+use std::fs;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use super::cmd::display;
+
+/// A run that takes longer than this is killed and counted as failed.
+const RUN_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// Runs one measuring process and reads its JSON line.
+pub(crate) fn run_one(cmd: &mut Command) -> Result<Value, String> {
+    let shown = display(cmd);
+    let mut child = cmd
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("cannot run `{shown}`: {e}"))?;
+    let start = Instant::now();
+    loop {
+        if child.try_wait().map_err(|e| e.to_string())?.is_some() {
+            break;
+        }
+        if start.elapsed() > RUN_TIMEOUT {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("`{shown}` took longer than {RUN_TIMEOUT:?}"));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !out.status.success() {
+        return Err(format!("`{shown}`: {}: {}", out.status, stderr.trim()));
+    }
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).map_err(|e| format!("`{shown}` printed {line:?}: {e}"))
+}
+
+/// Replaces what lies between `begin` and `end` in `path` (markers
+/// included) with `section`, or appends it; keeps the rest.
+pub(crate) fn write_between(
+    path: &Path,
+    begin: &str,
+    end: &str,
+    section: &str,
+) -> Result<(), String> {
+    let old = fs::read_to_string(path).unwrap_or_else(|_| "# Benchmarks\n".into());
+    let new = match (old.find(begin), old.find(end)) {
+        (Some(b), Some(e)) if b < e => {
+            format!(
+                "{}{section}{}",
+                &old[..b],
+                &old[e + end.len()..].trim_start_matches('\n')
+            )
+        }
+        _ => format!(
+            "{}\n{section}",
+            old.trim_end_matches('\n').to_string() + "\n"
+        ),
+    };
+    fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
