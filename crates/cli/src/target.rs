@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use mcpwire::auth::{Auth, AuthError, FileStore, OAuthConfig, PendingRedirect, RedirectStep};
 use mcpwire::config::{Config, HttpMode as ConfigMode, LoadOptions, ResolvedTransport};
-use mcpwire::http::{HeaderName, HeaderValue, HttpMode};
+use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
 use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
 
 use crate::args::{Global, TransportChoice};
@@ -262,7 +262,16 @@ fn remote_server(
         }
         return Ok(Server::ws(url).config(config).into());
     }
-    let mut config = HttpConfig::new().connect_timeout(connect_timeout);
+    // A person (or a CI job) waiting for an answer: give up on an
+    // unreachable server after two quick retries, not the library's
+    // patient default (eight, over minutes).
+    let retry = RetryPolicy::default()
+        .max_attempts(2)
+        .max_delay(Duration::from_secs(1))
+        .max_elapsed(connect_timeout);
+    let mut config = HttpConfig::new()
+        .connect_timeout(connect_timeout)
+        .retry(retry);
     for (k, v) in headers {
         config = config.header(k, v);
     }
