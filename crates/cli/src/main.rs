@@ -87,10 +87,16 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
             let chosen = target::select(global, server_command, None)?;
             let cancel = CancellationToken::new();
             let connecting = target::connect(global, &chosen);
-            let client = tokio::select! {
-                c = connecting => c?,
-                _ = tokio::signal::ctrl_c() => {
-                    return Err(Failure::new(Exit::Interrupted, "interrupted"));
+            let client = if let Command::Shell = command {
+                // No SIGINT handler before the shell's line editor exists
+                // (see shell.rs): Ctrl-C while connecting just ends us.
+                connecting.await?
+            } else {
+                tokio::select! {
+                    c = connecting => c?,
+                    _ = tokio::signal::ctrl_c() => {
+                        return Err(Failure::new(Exit::Interrupted, "interrupted"));
+                    }
                 }
             };
             let fancy = progress::fancy(global.no_color);
@@ -102,7 +108,13 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
                 fancy,
             };
             let logs = (global.format() == Format::Text && !matches!(command, Command::Shell))
-                .then(|| tokio::spawn(shell::print_logs(client.log_messages(), None)));
+                .then(|| {
+                    tokio::spawn(shell::print_logs(
+                        client.log_messages(),
+                        None,
+                        shell::to_stderr(),
+                    ))
+                });
             let outcome = if let Command::Shell = command {
                 shell::run(&run, global).await
             } else {

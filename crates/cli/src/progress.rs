@@ -9,6 +9,9 @@ use std::time::Duration;
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use mcpwire::client::types::Progress;
 
+/// How long a call runs before the spinner appears.
+const SHOW_AFTER: Duration = Duration::from_millis(300);
+
 /// Whether decorations (progress, colour) may be drawn.
 pub(crate) fn fancy(no_color: bool) -> bool {
     let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
@@ -25,13 +28,22 @@ impl Display {
     /// Starts a spinner labelled `what` (drawn only if `show`).
     pub(crate) fn start(what: &str, show: bool) -> Self {
         let bar = if show {
-            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::stderr());
+            let bar = ProgressBar::with_draw_target(None, ProgressDrawTarget::hidden());
             bar.set_style(
                 ProgressStyle::with_template("{spinner} {prefix} {msg} ({elapsed})")
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
             );
             bar.set_prefix(what.to_owned());
-            bar.enable_steady_tick(Duration::from_millis(100));
+            // Drawn only if the call takes a while: a quick call leaves no
+            // flicker behind.
+            let shown = bar.clone();
+            tokio::spawn(async move {
+                tokio::time::sleep(SHOW_AFTER).await;
+                if !shown.is_finished() {
+                    shown.set_draw_target(ProgressDrawTarget::stderr());
+                    shown.enable_steady_tick(Duration::from_millis(100));
+                }
+            });
             bar
         } else {
             ProgressBar::hidden()
@@ -41,7 +53,8 @@ impl Display {
 
     /// Shows one progress notification.
     pub(crate) fn update(&self, p: &Progress) {
-        if self.bar.is_hidden() {
+        // A late notification must not draw the bar again once finished.
+        if self.bar.is_finished() {
             return;
         }
         match p.total {

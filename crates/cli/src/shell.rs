@@ -2,10 +2,13 @@
 //! (history, completion of commands and of tool and prompt names) on a
 //! thread of their own; each line is a command as on the command line
 //! (`call echo message=hi`), run on the runtime. Server log messages and
-//! notifications are printed above the prompt as they arrive.
+//! notifications are printed as they arrive while a command runs; those
+//! arriving while the prompt waits are printed before the next prompt
+//! (rustyline's external printer left the terminal raw and input stuck).
 
 use std::path::PathBuf;
 use std::sync::mpsc as std_mpsc;
+use std::sync::{Arc, Mutex};
 
 use clap::Parser;
 use mcpwire::client::ServerNotification;
@@ -16,7 +19,7 @@ use rustyline::highlight::Highlighter;
 use rustyline::hint::Hinter;
 use rustyline::history::FileHistory;
 use rustyline::validate::Validator;
-use rustyline::{Context, Editor, ExternalPrinter, Helper};
+use rustyline::{Context, Editor, Helper};
 use serde_json::Value;
 use tokio::sync::{broadcast, mpsc};
 
@@ -72,20 +75,16 @@ fn notification_line(n: &ServerNotification) -> String {
     }
 }
 
+/// Where notification lines go.
+pub(crate) type Sink = Box<dyn FnMut(String) + Send>;
+
 /// Prints the server's log messages (and, with `notes`, its other
-/// notifications) to `sink`, or to stderr without one, until the client
-/// closes.
+/// notifications) to `sink`, until the client closes.
 pub(crate) async fn print_logs(
     mut logs: broadcast::Receiver<LogMessage>,
-    notes: Option<(
-        broadcast::Receiver<ServerNotification>,
-        Box<dyn ExternalPrinter + Send>,
-    )>,
+    mut notes: Option<broadcast::Receiver<ServerNotification>>,
+    mut sink: Sink,
 ) {
-    let (mut notes, mut printer) = match notes {
-        Some((n, p)) => (Some(n), Some(p)),
-        None => (None, None),
-    };
     loop {
         let line = tokio::select! {
             m = logs.recv() => match m {
@@ -99,11 +98,48 @@ pub(crate) async fn print_logs(
                 Err(broadcast::error::RecvError::Closed) => return,
             },
         };
-        match printer.as_mut() {
-            Some(p) => {
-                let _ = p.print(format!("{line}\n"));
+        sink(line);
+    }
+}
+
+/// A sink writing to stderr.
+pub(crate) fn to_stderr() -> Sink {
+    Box::new(|line| eprintln!("{line}"))
+}
+
+/// Lines that arrive while a command runs are printed at once; while the
+/// prompt waits for input they are kept and printed before the next
+/// prompt, so they never break the line being edited.
+#[derive(Clone, Default)]
+struct Held {
+    inner: Arc<Mutex<(bool, Vec<String>)>>,
+}
+
+impl Held {
+    fn lock(&self) -> std::sync::MutexGuard<'_, (bool, Vec<String>)> {
+        self.inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn sink(&self) -> Sink {
+        let held = self.clone();
+        Box::new(move |line| {
+            let mut state = held.lock();
+            if state.0 {
+                eprintln!("{line}");
+            } else {
+                state.1.push(line);
             }
-            None => eprintln!("{line}"),
+        })
+    }
+
+    /// Marks a command as running (or not), printing what was kept.
+    fn running(&self, busy: bool) {
+        let mut state = self.lock();
+        state.0 = busy;
+        for line in state.1.drain(..) {
+            eprintln!("{line}");
         }
     }
 }
@@ -179,8 +215,9 @@ fn reader(
                     break;
                 }
             }
-            // Ctrl-C at the prompt drops the line, as shells do.
-            Err(ReadlineError::Interrupted) => continue,
+            // Ctrl-C at the prompt drops the line, as shells do (a signal
+            // noted while a command ran comes out here too).
+            Err(ReadlineError::Interrupted | ReadlineError::Signal(_)) => continue,
             Err(_) => break,
         }
     }
@@ -252,27 +289,36 @@ pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure
     }
     let mut editor: Editor<Completion, FileHistory> = Editor::new()
         .map_err(|e| Failure::caused(Exit::Usage, "cannot start the line editor", e))?;
+    // rustyline installs a SIGINT handler of its own for the editor's
+    // life; registering ours after it puts ours first (signal-hook chains
+    // to rustyline's), so Ctrl-C during a command cancels the request. At
+    // the prompt the terminal is raw and Ctrl-C is a key rustyline reads.
+    #[cfg(unix)]
+    let _interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
+        .map_err(|e| Failure::caused(Exit::Usage, "cannot watch for Ctrl-C", e))?;
     editor.set_helper(Some(Completion { names }));
     let history = history_path(global);
     let _ = editor.load_history(&history);
-    let printer = editor
-        .create_external_printer()
-        .map_err(|e| Failure::caused(Exit::Usage, "cannot start the line editor", e))?;
+    let held = Held::default();
     let printing = tokio::spawn(print_logs(
         run.client.log_messages(),
-        Some((run.client.notifications(), Box::new(printer))),
+        Some(run.client.notifications()),
+        held.sink(),
     ));
     let (lines_tx, mut lines) = mpsc::channel(1);
     let (done, done_rx) = std_mpsc::channel();
-    let reading = std::thread::spawn(move || reader(editor, history, lines_tx, done_rx));
     println!("connected; type help for the commands, exit to leave");
+    let reading = std::thread::spawn(move || reader(editor, history, lines_tx, done_rx));
     while let Some(text) = lines.recv().await {
         // A fresh token per line: Ctrl-C cancels one request, not the shell.
         let run = Run {
             cancel: mcpwire::client::CancellationToken::new(),
             ..*run
         };
-        match line(&run, &text, global.format()).await {
+        held.running(true);
+        let out = line(&run, &text, global.format()).await;
+        held.running(false);
+        match out {
             Some(out) => print!("{out}"),
             None => break,
         }
