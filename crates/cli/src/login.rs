@@ -3,7 +3,7 @@
 //! command reads; `--non-interactive` fails with exit 3 instead of opening
 //! a browser.
 
-use mcpwire::auth::{FileStore, OAuth, TokenStore};
+use mcpwire::auth::{FileStore, LoopbackBrowser, OAuth, TokenStore};
 use mcpwire::{HttpClient, HttpConfig};
 use serde_json::json;
 
@@ -53,7 +53,14 @@ pub(crate) async fn login(
     let url = remote_url(global, server_command, explicit)?;
     let http = HttpClient::new(HttpConfig::new())
         .map_err(|e| Failure::caused(Exit::Usage, "cannot make an HTTP client", e))?;
-    let oauth = OAuth::new(&url, oauth_config(global), http.fetcher())
+    // Logging in is asking for the browser: open it even where stderr is
+    // not a terminal (the URL is printed too), unless non-interactive.
+    let config = if global.non_interactive {
+        oauth_config(global)
+    } else {
+        oauth_config(global).redirect(LoopbackBrowser::new())
+    };
+    let oauth = OAuth::new(&url, config, http.fetcher())
         .map_err(|e| Failure::caused(Exit::Auth, format!("cannot authorize with {url}"), e))?;
     oauth
         .authorize()
