@@ -251,6 +251,19 @@ fn remote_server(
     entry_mode: Option<ConfigMode>,
 ) -> Result<Server, Failure> {
     let headers = headers(global, target)?;
+    if global.verbose {
+        // The HTTP headers are not JSON-RPC messages, but they are what a
+        // person debugging a refusal wants to see: names always, values
+        // only when they cannot be credentials.
+        for (name, value) in &headers {
+            let shown = if wire_log::is_secret_name(name.as_str()) {
+                wire_log::REDACTED
+            } else {
+                value.to_str().unwrap_or("(not text)")
+            };
+            eprintln!("-- header {name}: {shown}");
+        }
+    }
     let connect_timeout = seconds(global.connect_timeout, "--connect-timeout")?;
     let is_ws = matches!(global.transport, TransportChoice::Ws)
         || url.starts_with("ws://")

@@ -103,6 +103,11 @@ fn authorization_required_exits_3() {
         .expect("runs");
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(!stderr(&out).contains("tok-123"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("-- header authorization: [redacted]"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
@@ -124,6 +129,29 @@ fn unreachable_servers_exit_4() {
     // An HTTP server answering 500 to everything.
     let url = refusing_server("500 Internal Server Error", "");
     mcpwire().args(["-s", &url, "ping"]).assert().code(4);
+}
+
+#[test]
+fn a_request_timing_out_exits_4() {
+    let out = mcpwire()
+        .args([
+            "--timeout",
+            "0.3",
+            "call",
+            "slow",
+            "steps=50",
+            "delay_ms=100",
+            "--",
+            &demo_str(),
+        ])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("calling tool \"slow\" failed"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 #[test]
