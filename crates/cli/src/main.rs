@@ -107,12 +107,14 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
                     .unwrap_or(Duration::from_secs(60)),
                 fancy,
             };
+            let stop_logs = CancellationToken::new();
             let logs = (global.format() == Format::Text && !matches!(command, Command::Shell))
                 .then(|| {
                     tokio::spawn(shell::print_logs(
                         client.log_messages(),
                         None,
                         shell::to_stderr(),
+                        stop_logs.clone(),
                     ))
                 });
             let outcome = if let Command::Shell = command {
@@ -121,7 +123,8 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
                 commands::interruptible(&run, command).await
             };
             if let Some(task) = logs {
-                task.abort();
+                stop_logs.cancel();
+                let _ = task.await;
             }
             client.close().await;
             outcome

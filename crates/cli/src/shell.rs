@@ -11,8 +11,8 @@ use std::sync::mpsc as std_mpsc;
 use std::sync::{Arc, Mutex};
 
 use clap::Parser;
-use mcpwire::client::ServerNotification;
 use mcpwire::client::types::LogMessage;
+use mcpwire::client::{CancellationToken, ServerNotification};
 use rustyline::completion::{Completer, Pair};
 use rustyline::error::ReadlineError;
 use rustyline::highlight::Highlighter;
@@ -79,14 +79,26 @@ fn notification_line(n: &ServerNotification) -> String {
 pub(crate) type Sink = Box<dyn FnMut(String) + Send>;
 
 /// Prints the server's log messages (and, with `notes`, its other
-/// notifications) to `sink`, until the client closes.
+/// notifications) to `sink` as they arrive, until the client closes or
+/// `stop` is cancelled; then prints what is already queued and returns.
 pub(crate) async fn print_logs(
     mut logs: broadcast::Receiver<LogMessage>,
     mut notes: Option<broadcast::Receiver<ServerNotification>>,
     mut sink: Sink,
+    stop: CancellationToken,
 ) {
     loop {
         let line = tokio::select! {
+            () = stop.cancelled() => {
+                // What arrived with the last answer is still shown.
+                while let Ok(m) = logs.try_recv() {
+                    sink(log_line(&m));
+                }
+                while let Some(Ok(n)) = notes.as_mut().map(broadcast::Receiver::try_recv) {
+                    sink(notification_line(&n));
+                }
+                return;
+            },
             m = logs.recv() => match m {
                 Ok(m) => log_line(&m),
                 Err(broadcast::error::RecvError::Lagged(n)) => format!("[{n} log messages dropped]"),
@@ -300,10 +312,12 @@ pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure
     let history = history_path(global);
     let _ = editor.load_history(&history);
     let held = Held::default();
+    let stop = CancellationToken::new();
     let printing = tokio::spawn(print_logs(
         run.client.log_messages(),
         Some(run.client.notifications()),
         held.sink(),
+        stop.clone(),
     ));
     let (lines_tx, mut lines) = mpsc::channel(1);
     let (done, done_rx) = std_mpsc::channel();
@@ -312,7 +326,7 @@ pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure
     while let Some(text) = lines.recv().await {
         // A fresh token per line: Ctrl-C cancels one request, not the shell.
         let run = Run {
-            cancel: mcpwire::client::CancellationToken::new(),
+            cancel: CancellationToken::new(),
             ..*run
         };
         held.running(true);
@@ -328,7 +342,8 @@ pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure
     }
     drop(done);
     drop(lines);
-    printing.abort();
+    stop.cancel();
+    let _ = printing.await;
     let _ = tokio::task::spawn_blocking(move || reading.join()).await;
     Ok(Shown {
         json: serde_json::json!({}),
