@@ -262,6 +262,20 @@ pub(crate) fn split_server_command(argv: Vec<String>) -> (Vec<String>, Vec<Strin
     }
 }
 
+/// Whether the command line asks for JSON output, read before parsing (a
+/// usage error is then reported as JSON too).
+pub(crate) fn asks_for_json(argv: &[String]) -> bool {
+    argv.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--format=json"
+            || a == "--format=ndjson"
+            || (a == "--format"
+                && argv
+                    .get(i + 1)
+                    .is_some_and(|f| f == "json" || f == "ndjson"))
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

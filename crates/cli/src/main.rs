@@ -34,8 +34,17 @@ use crate::failure::{Exit, Failure};
 
 fn main() -> ExitCode {
     let (ours, server_command) = args::split_server_command(std::env::args().skip(1).collect());
+    let wants_json = args::asks_for_json(&ours);
     let cli = match Cli::try_parse_from(std::iter::once("mcpwire".to_owned()).chain(ours)) {
         Ok(cli) => cli,
+        Err(e) if e.use_stderr() && wants_json => {
+            // Still one JSON line, as every other error with --format json.
+            let text = e.render().to_string();
+            let first = text.lines().next().unwrap_or_default();
+            let failure = Failure::usage(first.trim_start_matches("error: ").to_owned());
+            let _ = writeln!(std::io::stderr().lock(), "{}", failure.json());
+            return ExitCode::from(Exit::Usage as u8);
+        }
         Err(e) => {
             // Help and version are not errors; every usage error is exit 1.
             let _ = e.print();
