@@ -15,6 +15,8 @@ const NEEDS_TMUX: &str = "tmux is not installed (the tmux tests need it: apt-get
 /// One tmux server of our own (its own socket), killed on drop.
 struct Pane {
     socket: String,
+    /// Its token store and shell history; removed on drop.
+    _home: tempfile::TempDir,
 }
 
 impl Pane {
@@ -26,12 +28,15 @@ impl Pane {
             .map(|o| o.status.success());
         assert!(matches!(found, Ok(true)), "{NEEDS_TMUX}");
         let socket = format!("mcpwire-test-{name}-{}", std::process::id());
-        let pane = Self { socket };
+        let home = tempfile::tempdir().expect("a temp dir");
         let env = format!(
-            "MCPWIRE_TOKEN_DIR={0}/mcpwire-tmux-tokens MCPWIRE_HISTORY={0}/mcpwire-tmux-history-{1} ",
-            std::env::temp_dir().display(),
-            pane.socket
+            "MCPWIRE_TOKEN_DIR={0}/tokens MCPWIRE_HISTORY={0}/history ",
+            home.path().display()
         );
+        let pane = Self {
+            socket,
+            _home: home,
+        };
         // After the command: its exit code, then time to read the screen.
         let line = format!("unset NO_COLOR; {env}{command}; echo EXIT=$?; sleep 120");
         pane.tmux(&[
