@@ -16,12 +16,15 @@
 //! - `soak`: many short sessions with injected crashes; checks for leaks.
 //! - `servers`: install the real MCP servers the tests talk to into
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
+//! - `cli-docs`: runs every `mcpwire` command against the demo server and
+//!   writes `docs/cli.md` with their real output.
 //! - `mutants`: mutation testing of the library crates (not run by `ci`).
 
 use std::env;
 use std::process::ExitCode;
 
 mod bench;
+mod cli_docs;
 mod cmd;
 mod conformance;
 mod density;
@@ -44,13 +47,14 @@ fn main() -> ExitCode {
         Some("interop") => interop::interop(&root(), &args[1..]),
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
+        Some("cli-docs") => cli_docs::cli_docs(&root(), &args[1..]),
         Some("tidy") => tidy::tidy(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
         Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|faults|soak|mutants>"
+                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|mutants>"
             );
             return ExitCode::from(2);
         }

@@ -1,0 +1,314 @@
+//! The command line: global options, the target server and the commands,
+//! as `clap` derives them. `-- CMD ARGS...` is split off before parsing
+//! (see [`split_server_command`]), so a server's own flags never reach clap.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+const EXAMPLES: &str = "\
+Target (one of):
+  -s NAME            a server from the --config files (optional with exactly one)
+  -s URL             a remote server (Streamable HTTP, or legacy HTTP+SSE)
+  -- CMD ARGS...     at the end of the line: a local server over stdio
+
+Examples:
+  mcpwire tools -- npx -y @modelcontextprotocol/server-everything
+  mcpwire -s https://example.com/mcp call search query=rust
+  mcpwire --config ~/.cursor/mcp.json -s github tools --json
+
+Exit codes: 0 ok, 1 usage or internal error, 3 authorization required or failed,
+4 unreachable or transport failure, 5 tool error (isError or an unknown tool),
+130 interrupted (Ctrl-C; the request is cancelled).";
+
+/// mcpwire: poke, script and debug any MCP server from a terminal.
+#[derive(Debug, Parser)]
+#[command(name = "mcpwire", version, after_help = EXAMPLES)]
+#[command(override_usage = "mcpwire [GLOBAL] <COMMAND> [ARGS] [-- CMD ARGS...]")]
+pub(crate) struct Cli {
+    #[command(flatten)]
+    pub(crate) global: Global,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+/// Options accepted anywhere before `--`.
+#[derive(Debug, Clone, Args)]
+pub(crate) struct Global {
+    /// The server: a NAME from the --config files, or a URL.
+    #[arg(short = 's', long = "server", global = true, value_name = "NAME|URL")]
+    pub(crate) server: Option<String>,
+    /// A configuration file (Claude Desktop, Claude Code, Cursor, VS Code,
+    /// Windsurf, Gemini CLI, Codex); repeatable.
+    #[arg(long = "config", global = true, value_name = "FILE")]
+    pub(crate) config: Vec<PathBuf>,
+    /// An HTTP header for a remote server, "Name: value"; repeatable.
+    #[arg(short = 'H', long = "header", global = true, value_name = "K: V")]
+    pub(crate) headers: Vec<String>,
+    /// An environment variable for a local server, K=V; repeatable.
+    #[arg(short = 'e', long = "env", global = true, value_name = "K=V")]
+    pub(crate) env: Vec<String>,
+    /// The working directory of a local server.
+    #[arg(long, global = true, value_name = "DIR")]
+    pub(crate) cwd: Option<PathBuf>,
+    /// How to reach the server.
+    #[arg(long, global = true, value_enum, default_value_t = TransportChoice::Auto)]
+    pub(crate) transport: TransportChoice,
+    /// Seconds each request may take.
+    #[arg(long, global = true, value_name = "S", default_value_t = 60.0)]
+    pub(crate) timeout: f64,
+    /// Seconds to connect and hand-shake.
+    #[arg(
+        long = "connect-timeout",
+        global = true,
+        value_name = "S",
+        default_value_t = 30.0
+    )]
+    pub(crate) connect_timeout: f64,
+    /// Output format.
+    #[arg(long, global = true, value_enum, default_value_t = Format::Text)]
+    pub(crate) format: Format,
+    /// Same as --format json.
+    #[arg(long, global = true)]
+    pub(crate) json: bool,
+    /// Write every JSON-RPC message to stderr (secrets redacted).
+    #[arg(short = 'v', long = "verbose", global = true)]
+    pub(crate) verbose: bool,
+    /// No colour, progress bar or spinner (also when NO_COLOR is set).
+    #[arg(long = "no-color", global = true)]
+    pub(crate) no_color: bool,
+    /// Never open a browser: a server that needs a person to authorize
+    /// fails with exit code 3 (for CI).
+    #[arg(long = "non-interactive", global = true)]
+    pub(crate) non_interactive: bool,
+    /// Where login keeps tokens [default: $MCPWIRE_TOKEN_DIR, or
+    /// ~/.config/mcpwire/tokens].
+    #[arg(long = "token-dir", global = true, value_name = "DIR")]
+    pub(crate) token_dir: Option<PathBuf>,
+}
+
+impl Global {
+    /// The output format, `--json` included.
+    pub(crate) fn format(&self) -> Format {
+        if self.json { Format::Json } else { self.format }
+    }
+}
+
+/// How to reach the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum TransportChoice {
+    /// By the target: a command is stdio, a URL is HTTP with fallback.
+    Auto,
+    /// A local process over stdin and stdout.
+    Stdio,
+    /// Streamable HTTP only.
+    Http,
+    /// Legacy HTTP+SSE only.
+    Sse,
+    /// A WebSocket (a compatibility transport).
+    Ws,
+}
+
+/// Output format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum Format {
+    /// For people: tables and rendered content.
+    Text,
+    /// Exactly one MCP-shaped JSON object on stdout.
+    Json,
+    /// One JSON object per line (one per list item).
+    Ndjson,
+}
+
+/// What to do.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum Command {
+    /// The server's name, version, protocol, capabilities and instructions.
+    #[command(after_help = "Example:\n  mcpwire info -- cargo run -q -p mcpwire-demo-server")]
+    Info,
+    /// The server's tools, with their signatures.
+    #[command(after_help = "Example:\n  mcpwire tools --schema -s https://example.com/mcp")]
+    Tools {
+        /// Show each tool's input and output schema.
+        #[arg(long)]
+        schema: bool,
+    },
+    /// One tool in detail: parameters, annotations, schemas.
+    #[command(after_help = "Example:\n  mcpwire tool add -- ./mcpwire-demo-server")]
+    Tool {
+        /// The tool's name.
+        name: String,
+    },
+    /// Calls a tool. k=v is converted by the tool's input schema, k:=json
+    /// takes raw JSON.
+    #[command(
+        after_help = "Examples:\n  mcpwire call add a=1 b=2 -- ./mcpwire-demo-server\n  \
+        mcpwire call search 'filters:={\"lang\":\"rust\"}' -s https://example.com/mcp\n  \
+        echo '{\"message\":\"hi\"}' | mcpwire call echo --args - -s my-server"
+    )]
+    Call {
+        /// The tool's name.
+        tool: String,
+        /// Arguments: k=v (typed by the schema) or k:=json.
+        #[arg(value_name = "k=v|k:=json")]
+        args: Vec<String>,
+        /// Arguments as a JSON object: inline, @FILE, or - for stdin
+        /// (k=v given too override its members).
+        #[arg(long = "args", value_name = "JSON|@FILE|-")]
+        json_args: Option<String>,
+    },
+    /// The server's resources.
+    #[command(after_help = "Example:\n  mcpwire resources --json -s my-server")]
+    Resources,
+    /// The server's resource templates.
+    #[command(after_help = "Example:\n  mcpwire templates -s my-server")]
+    Templates,
+    /// Reads a resource.
+    #[command(
+        after_help = "Example:\n  mcpwire read demo://readme -o readme.txt -- ./mcpwire-demo-server"
+    )]
+    Read {
+        /// The resource's URI.
+        uri: String,
+        /// Write the contents to FILE (binary contents decoded).
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        output: Option<PathBuf>,
+    },
+    /// The server's prompts.
+    #[command(after_help = "Example:\n  mcpwire prompts -s my-server")]
+    Prompts,
+    /// Gets a prompt with its arguments (k=v).
+    #[command(after_help = "Example:\n  mcpwire prompt greet name=Ada -- ./mcpwire-demo-server")]
+    Prompt {
+        /// The prompt's name.
+        name: String,
+        /// Arguments: k=v.
+        #[arg(value_name = "k=v")]
+        args: Vec<String>,
+    },
+    /// Completion values for a prompt's argument or a template's variable.
+    #[command(
+        after_help = "Examples:\n  mcpwire complete --prompt greet name A -- ./mcpwire-demo-server\n  \
+        mcpwire complete --resource 'demo://echo/{text}' text he -s my-server"
+    )]
+    Complete {
+        /// Complete an argument of this prompt.
+        #[arg(
+            long,
+            value_name = "NAME",
+            conflicts_with = "resource",
+            required_unless_present = "resource"
+        )]
+        prompt: Option<String>,
+        /// Complete a variable of this resource template.
+        #[arg(long, value_name = "URI_TEMPLATE")]
+        resource: Option<String>,
+        /// The argument (or variable) to complete.
+        argument: String,
+        /// What was typed so far.
+        #[arg(default_value = "")]
+        value: String,
+        /// Arguments already chosen, k=v.
+        #[arg(value_name = "k=v")]
+        context: Vec<String>,
+    },
+    /// Checks the server answers.
+    #[command(after_help = "Example:\n  mcpwire ping -s https://example.com/mcp")]
+    Ping,
+    /// Sets the level of the log messages the server sends.
+    #[command(
+        name = "log-level",
+        after_help = "Example:\n  mcpwire log-level debug -s my-server"
+    )]
+    LogLevel {
+        /// debug, info, notice, warning, error, critical, alert or emergency.
+        level: String,
+    },
+    /// A REPL over one connection (history, completion of tool and prompt
+    /// names, notifications shown as they arrive).
+    #[command(after_help = "Example:\n  mcpwire shell -- ./mcpwire-demo-server\n  \
+        mcpwire> call echo message=hi")]
+    Shell,
+    /// The servers in the --config files, without connecting (secrets
+    /// redacted).
+    #[command(after_help = "Example:\n  mcpwire servers --config ~/.cursor/mcp.json")]
+    Servers,
+    /// Authorizes with an OAuth-protected server in the browser and keeps
+    /// the tokens for later commands.
+    #[command(after_help = "Example:\n  mcpwire login https://example.com/mcp")]
+    Login {
+        /// The server's URL or its name in the --config files (or -s).
+        target: Option<String>,
+    },
+    /// Forgets the tokens kept for a server.
+    #[command(after_help = "Example:\n  mcpwire logout https://example.com/mcp")]
+    Logout {
+        /// The server's URL or its name in the --config files (or -s).
+        target: Option<String>,
+    },
+}
+
+/// Splits `argv` (without the program name) at the first `--`: what is
+/// before it is for clap, what follows is a local server's command line.
+pub(crate) fn split_server_command(argv: Vec<String>) -> (Vec<String>, Vec<String>) {
+    match argv.iter().position(|a| a == "--") {
+        Some(at) => {
+            let mut ours = argv;
+            let theirs = ours.split_off(at + 1);
+            ours.pop();
+            (ours, theirs)
+        }
+        None => (argv, Vec::new()),
+    }
+}
+
+/// Whether the command line asks for JSON output, read before parsing (a
+/// usage error is then reported as JSON too).
+pub(crate) fn asks_for_json(argv: &[String]) -> bool {
+    argv.iter().enumerate().any(|(i, a)| {
+        a == "--json"
+            || a == "--format=json"
+            || a == "--format=ndjson"
+            || (a == "--format"
+                && argv
+                    .get(i + 1)
+                    .is_some_and(|f| f == "json" || f == "ndjson"))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strings(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn the_first_double_dash_starts_the_server_command() {
+        let (ours, theirs) = split_server_command(strings(&["tools", "--", "srv", "--", "-x"]));
+        assert_eq!(ours, strings(&["tools"]));
+        assert_eq!(theirs, strings(&["srv", "--", "-x"]));
+        let (ours, theirs) = split_server_command(strings(&["tools", "-s", "a"]));
+        assert_eq!(ours, strings(&["tools", "-s", "a"]));
+        assert!(theirs.is_empty());
+    }
+
+    #[test]
+    fn global_options_stand_anywhere() {
+        let cli = Cli::try_parse_from(["mcpwire", "call", "echo", "-v", "message=hi", "--json"])
+            .expect("parses");
+        assert!(cli.global.verbose);
+        assert_eq!(cli.global.format(), Format::Json);
+        let Command::Call { args, .. } = cli.command else {
+            panic!("not call")
+        };
+        assert_eq!(args, strings(&["message=hi"]));
+    }
+
+    #[test]
+    fn the_definition_is_consistent() {
+        use clap::CommandFactory;
+        Cli::command().debug_assert();
+    }
+}

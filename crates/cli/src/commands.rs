@@ -1,0 +1,401 @@
+//! The commands that talk to a connected server: each runs its requests
+//! and returns what to show, as MCP-shaped JSON and as text for people.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use mcpwire::Client;
+use mcpwire::client::CancellationToken;
+use mcpwire::client::types::{CompletionReference, LoggingLevel};
+use serde_json::{Map, Value, json};
+
+use crate::args::Command;
+use crate::failure::{Exit, Failure};
+use crate::progress::Display;
+use crate::{render, typed_args};
+
+/// What a command shows: one MCP-shaped object (for `--format json`), the
+/// items of a list (one line each for `--format ndjson`), and text.
+#[derive(Debug)]
+pub(crate) struct Shown {
+    /// The object for `--format json`.
+    pub(crate) json: Value,
+    /// One value per `ndjson` line; `None` for a single object.
+    pub(crate) items: Option<Vec<Value>>,
+    /// The text for people.
+    pub(crate) text: String,
+    /// Shown, yet a failure (a tool's `isError`: exit 5).
+    pub(crate) failure: Option<Failure>,
+}
+
+impl Shown {
+    fn one(json: Value, text: String) -> Self {
+        Self {
+            json,
+            items: None,
+            text,
+            failure: None,
+        }
+    }
+
+    fn list(json: Value, member: &str, text: String) -> Self {
+        let items = json[member].as_array().cloned().unwrap_or_default();
+        Self {
+            json,
+            items: Some(items),
+            text,
+            failure: None,
+        }
+    }
+}
+
+/// What every request of a command shares.
+pub(crate) struct Run<'a> {
+    /// The connected client.
+    pub(crate) client: &'a Client,
+    /// Cancelled on Ctrl-C.
+    pub(crate) cancel: CancellationToken,
+    /// The per-request timeout.
+    pub(crate) timeout: Duration,
+    /// Whether to draw progress.
+    pub(crate) fancy: bool,
+}
+
+fn to_value<T: serde::Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or(Value::Null)
+}
+
+/// Runs `command` (one that needs a connection).
+pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure> {
+    let c = r.client;
+    match command {
+        Command::Info => Ok(info(c)),
+        Command::Tools { schema } => {
+            let tools = c
+                .list_all_tools()
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("listing tools failed", e))?;
+            let text = render::tools(&tools, *schema);
+            Ok(Shown::list(
+                json!({ "tools": to_value(&tools) }),
+                "tools",
+                text,
+            ))
+        }
+        Command::Tool { name } => {
+            let tool = find_tool(r, name).await?;
+            Ok(Shown::one(to_value(&tool), render::tool(&tool)))
+        }
+        Command::Call {
+            tool,
+            args,
+            json_args,
+        } => call(r, tool, args, json_args.as_deref()).await,
+        Command::Resources => {
+            let list = c
+                .list_all_resources()
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("listing resources failed", e))?;
+            let text = render::resources(&list);
+            Ok(Shown::list(
+                json!({ "resources": to_value(&list) }),
+                "resources",
+                text,
+            ))
+        }
+        Command::Templates => {
+            let list = c
+                .list_all_resource_templates()
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("listing resource templates failed", e))?;
+            let text = render::templates(&list);
+            let json = json!({ "resourceTemplates": to_value(&list) });
+            Ok(Shown::list(json, "resourceTemplates", text))
+        }
+        Command::Read { uri, output } => {
+            let result = c
+                .read_resource(uri)
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client(&format!("reading {uri} failed"), e))?;
+            let text = match output {
+                Some(path) => write_contents(path, &result.contents)?,
+                None => render::read(&result),
+            };
+            Ok(Shown::one(to_value(&result), text))
+        }
+        Command::Prompts => {
+            let list = c
+                .list_all_prompts()
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("listing prompts failed", e))?;
+            let text = render::prompts(&list);
+            Ok(Shown::list(
+                json!({ "prompts": to_value(&list) }),
+                "prompts",
+                text,
+            ))
+        }
+        Command::Prompt { name, args } => {
+            let args = typed_args::strings(args)
+                .map_err(|e| Failure::caused(Exit::Usage, "bad prompt arguments", e))?;
+            let result = c
+                .get_prompt(name, Some(args))
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client(&format!("getting prompt {name:?} failed"), e))?;
+            Ok(Shown::one(to_value(&result), render::prompt(&result)))
+        }
+        Command::Complete {
+            prompt,
+            resource,
+            argument,
+            value,
+            context,
+        } => {
+            let reference: CompletionReference = match (prompt, resource) {
+                (Some(name), _) => {
+                    serde_json::from_value(json!({"type": "ref/prompt", "name": name}))
+                }
+                (None, Some(uri)) => {
+                    serde_json::from_value(json!({"type": "ref/resource", "uri": uri}))
+                }
+                (None, None) => return Err(Failure::usage("give --prompt NAME or --resource URI")),
+            }
+            .map_err(|e| Failure::caused(Exit::Usage, "bad completion reference", e))?;
+            let context = typed_args::strings(context)
+                .map_err(|e| Failure::caused(Exit::Usage, "bad completion context", e))?;
+            let context = (!context.is_empty()).then_some(context);
+            let result = c
+                .complete(reference, argument, value, context)
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("completion failed", e))?;
+            let mut text: String = result
+                .completion
+                .values
+                .iter()
+                .map(|v| format!("{v}\n"))
+                .collect();
+            if result.completion.has_more == Some(true) {
+                text.push_str("(more)\n");
+            }
+            let json = to_value(&result);
+            let items = json["completion"]["values"].as_array().cloned();
+            Ok(Shown {
+                json,
+                items,
+                text,
+                failure: None,
+            })
+        }
+        Command::Ping => {
+            let started = Instant::now();
+            c.ping()
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("ping failed", e))?;
+            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            Ok(Shown::one(json!({}), format!("pong in {ms:.1} ms\n")))
+        }
+        Command::LogLevel { level } => {
+            let parsed: LoggingLevel = serde_json::from_value(Value::String(level.to_lowercase()))
+                .map_err(|_| {
+                    Failure::usage(format!(
+                        "unknown log level {level:?} (debug, info, notice, warning, error, critical, alert, emergency)"
+                    ))
+                })?;
+            c.set_logging_level(parsed)
+                .cancel_token(r.cancel.clone())
+                .timeout(r.timeout)
+                .await
+                .map_err(|e| Failure::client("setting the log level failed", e))?;
+            Ok(Shown::one(
+                json!({}),
+                format!("log level set to {}\n", level.to_lowercase()),
+            ))
+        }
+        Command::Shell | Command::Servers | Command::Login { .. } | Command::Logout { .. } => {
+            Err(Failure::usage("this command does not run here"))
+        }
+    }
+}
+
+/// Runs `command`; Ctrl-C cancels its request (the server is told) and
+/// fails with exit 130.
+pub(crate) async fn interruptible(r: &Run<'_>, command: &Command) -> Result<Shown, Failure> {
+    let running = run(r, command);
+    tokio::pin!(running);
+    tokio::select! {
+        outcome = &mut running => return outcome,
+        _ = tokio::signal::ctrl_c() => r.cancel.cancel(),
+    }
+    // The request ends as cancelled once the cancellation is queued; bound
+    // the wait all the same.
+    match tokio::time::timeout(Duration::from_secs(2), running).await {
+        Ok(Ok(shown)) => Ok(shown),
+        _ => Err(Failure::new(
+            Exit::Interrupted,
+            "interrupted: the request was cancelled",
+        )),
+    }
+}
+
+fn info(c: &Client) -> Shown {
+    let init = c
+        .initialize_result()
+        .map(|i| to_value(&*i))
+        .unwrap_or(Value::Null);
+    let mut text = String::new();
+    let s = &init["serverInfo"];
+    let name = s["name"].as_str().unwrap_or("?");
+    let version = s["version"].as_str().unwrap_or("?");
+    text.push_str(&format!("server        {name} {version}"));
+    if let Some(title) = s["title"].as_str() {
+        text.push_str(&format!(" ({title})"));
+    }
+    text.push('\n');
+    text.push_str(&format!(
+        "protocol      {}\n",
+        init["protocolVersion"].as_str().unwrap_or("?")
+    ));
+    let caps: Vec<String> = init["capabilities"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| {
+                    let flags: Vec<&str> = v
+                        .as_object()
+                        .map(|f| {
+                            f.iter()
+                                .filter(|(_, on)| **on == Value::Bool(true))
+                                .map(|(f, _)| f.as_str())
+                                .collect()
+                        })
+                        .unwrap_or_default();
+                    if flags.is_empty() {
+                        k.clone()
+                    } else {
+                        format!("{k} ({})", flags.join(", "))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    text.push_str(&format!("capabilities  {}\n", caps.join(", ")));
+    if let Some(i) = init["instructions"].as_str() {
+        text.push_str(&format!("instructions  {}\n", i.trim()));
+    }
+    Shown::one(init, text)
+}
+
+async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
+    let tools = r
+        .client
+        .list_all_tools()
+        .cancel_token(r.cancel.clone())
+        .timeout(r.timeout)
+        .await
+        .map_err(|e| Failure::client("listing tools failed", e))?;
+    let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
+    tools.into_iter().find(|t| t.name == name).ok_or_else(|| {
+        Failure::new(
+            Exit::Tool,
+            format!("no tool {name:?} (the server has: {})", names.join(", ")),
+        )
+    })
+}
+
+/// `--args`: inline JSON, `@FILE`, or `-` for stdin.
+fn json_args(raw: &str) -> Result<Map<String, Value>, Failure> {
+    let text = if raw == "-" {
+        std::io::read_to_string(std::io::stdin())
+            .map_err(|e| Failure::caused(Exit::Usage, "cannot read --args from stdin", e))?
+    } else if let Some(path) = raw.strip_prefix('@') {
+        std::fs::read_to_string(path).map_err(|e| {
+            Failure::caused(Exit::Usage, format!("cannot read --args file {path}"), e)
+        })?
+    } else {
+        raw.to_owned()
+    };
+    match serde_json::from_str::<Value>(&text) {
+        Ok(Value::Object(map)) => Ok(map),
+        Ok(_) => Err(Failure::usage("--args must be a JSON object")),
+        Err(e) => Err(Failure::caused(Exit::Usage, "--args is not valid JSON", e)),
+    }
+}
+
+async fn call(
+    r: &Run<'_>,
+    name: &str,
+    pairs: &[String],
+    raw_json: Option<&str>,
+) -> Result<Shown, Failure> {
+    let base = raw_json.map(json_args).transpose()?;
+    let tool = find_tool(r, name).await?;
+    let args = typed_args::build(base, pairs, Some(&tool.input_schema)).map_err(|e| {
+        Failure::caused(
+            Exit::Usage,
+            format!("the arguments do not fit tool {name:?}"),
+            e,
+        )
+    })?;
+    let display = Display::start(name, r.fancy);
+    let shown = display.clone();
+    let outcome = r
+        .client
+        .call_tool(name, &Value::Object(args))
+        .on_progress(move |p| shown.update(p))
+        .cancel_token(r.cancel.clone())
+        .timeout(r.timeout)
+        .await;
+    display.finish();
+    let result = outcome.map_err(|e| Failure::tool_call(name, e))?;
+    let mut shown = Shown::one(to_value(&result), render::call_result(&result));
+    if result.is_error == Some(true) {
+        shown.failure = Some(Failure::new(
+            Exit::Tool,
+            format!("tool {name:?} reported an error"),
+        ));
+    }
+    Ok(shown)
+}
+
+/// Writes a resource's contents to `path`: text as is, blobs decoded.
+fn write_contents(path: &Path, contents: &[mcpwire::ResourceContents]) -> Result<String, Failure> {
+    let mut bytes = Vec::new();
+    for c in contents {
+        match (&c.text, &c.blob) {
+            (Some(text), _) => bytes.extend_from_slice(text.as_bytes()),
+            (None, Some(blob)) => {
+                use base64::Engine as _;
+                let decoded = base64::engine::general_purpose::STANDARD
+                    .decode(blob.trim())
+                    .map_err(|e| {
+                        Failure::caused(Exit::Usage, format!("{} is not valid base64", c.uri), e)
+                    })?;
+                bytes.extend_from_slice(&decoded);
+            }
+            (None, None) => {}
+        }
+    }
+    std::fs::write(path, &bytes)
+        .map_err(|e| Failure::caused(Exit::Usage, format!("cannot write {}", path.display()), e))?;
+    Ok(format!(
+        "wrote {} bytes to {}\n",
+        bytes.len(),
+        path.display()
+    ))
+}

@@ -1,0 +1,200 @@
+//! Why a command failed, and the exit code that says so: 1 usage or
+//! internal error, 3 authorization, 4 unreachable or transport failure,
+//! 5 tool error, 130 interrupted.
+
+use std::error::Error as StdError;
+use std::fmt;
+
+use mcpwire::ErrorKind;
+use serde_json::{Value, json};
+
+/// The exit codes, as the command's help lists them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Exit {
+    /// 1: bad usage, or something went wrong on our side.
+    Usage = 1,
+    /// 3: authorization required or failed.
+    Auth = 3,
+    /// 4: the server could not be reached, or the transport failed.
+    Unreachable = 4,
+    /// 5: the tool reported an error (`isError`), or there is no such tool.
+    Tool = 5,
+    /// 130: interrupted by Ctrl-C (the request was cancelled).
+    Interrupted = 130,
+}
+
+impl Exit {
+    fn label(self) -> &'static str {
+        match self {
+            Exit::Usage => "usage",
+            Exit::Auth => "authorization",
+            Exit::Unreachable => "unreachable",
+            Exit::Tool => "tool",
+            Exit::Interrupted => "interrupted",
+        }
+    }
+}
+
+/// A failed command: what to tell the user, the exit code, and the cause.
+#[derive(Debug)]
+pub(crate) struct Failure {
+    exit: Exit,
+    message: String,
+    source: Option<Box<dyn StdError + Send + Sync>>,
+}
+
+impl Failure {
+    /// A failure with no cause beyond its message.
+    pub(crate) fn new(exit: Exit, message: impl Into<String>) -> Self {
+        Self {
+            exit,
+            message: message.into(),
+            source: None,
+        }
+    }
+
+    /// Bad usage (exit 1).
+    pub(crate) fn usage(message: impl Into<String>) -> Self {
+        Self::new(Exit::Usage, message)
+    }
+
+    /// `message`, caused by `source`.
+    pub(crate) fn caused(
+        exit: Exit,
+        message: impl Into<String>,
+        source: impl StdError + Send + Sync + 'static,
+    ) -> Self {
+        Self {
+            exit,
+            message: message.into(),
+            source: Some(Box::new(source)),
+        }
+    }
+
+    /// A client error while doing `what`, with the exit code its kind means.
+    pub(crate) fn client(what: &str, error: mcpwire::Error) -> Self {
+        let exit = exit_of(&error);
+        Self::caused(exit, what, error)
+    }
+
+    /// A client error during `tools/call`: a JSON-RPC error from the server
+    /// (an unknown tool, invalid arguments) is a tool error.
+    pub(crate) fn tool_call(tool: &str, error: mcpwire::Error) -> Self {
+        let exit = match error.kind() {
+            ErrorKind::Server | ErrorKind::SchemaValidation => Exit::Tool,
+            _ => exit_of(&error),
+        };
+        Self::caused(exit, format!("calling tool {tool:?} failed"), error)
+    }
+
+    /// The exit code.
+    pub(crate) fn exit(&self) -> Exit {
+        self.exit
+    }
+
+    /// The message and each cause, outermost first.
+    fn chain(&self) -> Vec<String> {
+        let mut out = vec![self.message.clone()];
+        let mut cause: Option<&(dyn StdError + 'static)> = self.source.as_deref().map(|s| s as _);
+        while let Some(c) = cause {
+            let text = c.to_string();
+            if out.last() != Some(&text) {
+                out.push(text);
+            }
+            cause = c.source();
+        }
+        out
+    }
+
+    /// One line for people: the message and its causes.
+    pub(crate) fn text(&self) -> String {
+        self.chain().join(": ")
+    }
+
+    /// One JSON object, for `--format json`.
+    pub(crate) fn json(&self) -> Value {
+        let chain = self.chain();
+        json!({"error": {
+            "exit": self.exit as i32,
+            "kind": self.exit.label(),
+            "message": chain[0],
+            "causes": &chain[1..],
+        }})
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl StdError for Failure {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.source.as_deref().map(|s| s as _)
+    }
+}
+
+/// The exit code a client error means.
+pub(crate) fn exit_of(error: &mcpwire::Error) -> Exit {
+    match error.kind() {
+        ErrorKind::Authorization => Exit::Auth,
+        ErrorKind::Connect | ErrorKind::Transport | ErrorKind::Closed | ErrorKind::Timeout => {
+            if chain_mentions_authorization(error) {
+                Exit::Auth
+            } else {
+                Exit::Unreachable
+            }
+        }
+        ErrorKind::Cancelled => Exit::Interrupted,
+        _ => Exit::Usage,
+    }
+}
+
+/// An authorization failure can surface as a connect error (the
+/// authorizer could not be built, the browser step refused): look for one
+/// in the chain.
+fn chain_mentions_authorization(error: &mcpwire::Error) -> bool {
+    let mut cause: Option<&(dyn StdError + 'static)> = error.source();
+    while let Some(c) = cause {
+        if c.downcast_ref::<mcpwire::auth::AuthError>().is_some() {
+            return true;
+        }
+        if c.downcast_ref::<mcpwire::Error>()
+            .is_some_and(mcpwire::Error::is_authorization)
+        {
+            return true;
+        }
+        cause = c.source();
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[derive(Debug)]
+    struct Root;
+    impl fmt::Display for Root {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("connection refused")
+        }
+    }
+    impl StdError for Root {}
+
+    #[test]
+    fn the_chain_is_printed_once_each_and_as_json() {
+        let f = Failure::caused(Exit::Unreachable, "connecting failed", Root);
+        assert_eq!(f.text(), "connecting failed: connection refused");
+        let v = f.json();
+        assert_eq!(v["error"]["exit"], 4);
+        assert_eq!(v["error"]["kind"], "unreachable");
+        assert_eq!(v["error"]["causes"][0], "connection refused");
+    }
+
+    #[test]
+    fn client_errors_map_to_exit_codes() {
+        assert_eq!(exit_of(&mcpwire::Error::connect(Root)), Exit::Unreachable);
+    }
+}

@@ -1,0 +1,445 @@
+//! Text output for people: aligned tables, tool signatures, content blocks
+//! rendered (text as text, images and audio summarized by type and size,
+//! resources by URI), structured content pretty-printed.
+//!
+//! Tables are padded by hand (a dozen lines) rather than with a table
+//! crate: columns of short names, no borders, no wrapping.
+
+use std::fmt::Write as _;
+
+use mcpwire::ContentBlock;
+use mcpwire::client::types::{
+    GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceContents, ResourceTemplate, Role,
+};
+use mcpwire::{CallToolResult, Tool};
+use serde_json::Value;
+
+/// Rows padded into columns separated by two spaces; the last column is
+/// not padded.
+pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    let columns = header.len();
+    let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
+    for row in rows {
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            widths[i] = widths[i].max(cell.chars().count());
+        }
+    }
+    let mut out = String::new();
+    let head: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
+    for row in std::iter::once(&head).chain(rows) {
+        let mut line = String::new();
+        for (i, cell) in row.iter().enumerate().take(columns) {
+            if i + 1 == columns {
+                line.push_str(cell);
+            } else {
+                let pad = widths[i] - cell.chars().count();
+                let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
+            }
+        }
+        out.push_str(line.trim_end());
+        out.push('\n');
+    }
+    out
+}
+
+/// The first line of a description, shortened for a table cell.
+fn short(text: Option<&str>) -> String {
+    let line = text
+        .unwrap_or_default()
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .trim();
+    if line.chars().count() > 72 {
+        let cut: String = line.chars().take(71).collect();
+        format!("{cut}…")
+    } else {
+        line.to_owned()
+    }
+}
+
+/// A JSON Schema's type, briefly: `string`, `integer[]`, `"a"|"b"`.
+fn type_name(schema: &Value) -> String {
+    if let Some(choices) = schema.get("enum").and_then(Value::as_array) {
+        return choices
+            .iter()
+            .map(Value::to_string)
+            .collect::<Vec<_>>()
+            .join("|");
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) if t == "array" => {
+            let items = schema
+                .get("items")
+                .map(type_name)
+                .unwrap_or_else(|| "any".into());
+            format!("{items}[]")
+        }
+        Some(Value::String(t)) => t.clone(),
+        Some(Value::Array(ts)) => ts
+            .iter()
+            .filter_map(Value::as_str)
+            .collect::<Vec<_>>()
+            .join("|"),
+        _ => "any".into(),
+    }
+}
+
+/// The parameters of an input schema: (name, type, required, description).
+pub(crate) fn parameters(schema: &Value) -> Vec<(String, String, bool, String)> {
+    let required: Vec<&str> = schema
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    schema
+        .get("properties")
+        .and_then(Value::as_object)
+        .map(|props| {
+            props
+                .iter()
+                .map(|(name, p)| {
+                    let description = p.get("description").and_then(Value::as_str);
+                    (
+                        name.clone(),
+                        type_name(p),
+                        required.contains(&name.as_str()),
+                        short(description),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// `add(a: number, b: number) -> {sum}`; optional parameters end in `?`.
+pub(crate) fn signature(tool: &Tool) -> String {
+    let params: Vec<String> = parameters(&tool.input_schema)
+        .into_iter()
+        .map(|(name, ty, required, _)| format!("{name}{}: {ty}", if required { "" } else { "?" }))
+        .collect();
+    let mut out = format!("{}({})", tool.name, params.join(", "));
+    if let Some(props) = tool
+        .output_schema
+        .as_ref()
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object)
+    {
+        let names: Vec<&str> = props.keys().map(String::as_str).collect();
+        let _ = write!(out, " -> {{{}}}", names.join(", "));
+    }
+    out
+}
+
+fn hints(tool: &Tool) -> String {
+    let Some(a) = &tool.annotations else {
+        return String::new();
+    };
+    let mut out = Vec::new();
+    if a.read_only_hint == Some(true) {
+        out.push("read-only");
+    }
+    if a.destructive_hint == Some(true) {
+        out.push("destructive");
+    }
+    if a.idempotent_hint == Some(true) {
+        out.push("idempotent");
+    }
+    if a.open_world_hint == Some(true) {
+        out.push("open-world");
+    }
+    out.join(", ")
+}
+
+/// The tools table.
+pub(crate) fn tools(tools: &[Tool], schemas: bool) -> String {
+    if tools.is_empty() {
+        return "no tools\n".into();
+    }
+    let rows: Vec<Vec<String>> = tools
+        .iter()
+        .map(|t| vec![signature(t), short(t.description.as_deref())])
+        .collect();
+    let mut out = table(&["TOOL", "DESCRIPTION"], &rows);
+    if schemas {
+        for t in tools {
+            let _ = write!(
+                out,
+                "\n{} input schema:\n{}\n",
+                t.name,
+                pretty(&t.input_schema)
+            );
+            if let Some(output) = &t.output_schema {
+                let _ = write!(out, "{} output schema:\n{}\n", t.name, pretty(output));
+            }
+        }
+    }
+    out
+}
+
+/// One tool in detail.
+pub(crate) fn tool(tool: &Tool) -> String {
+    let mut out = format!("{}\n", signature(tool));
+    if let Some(title) = &tool.title {
+        let _ = writeln!(out, "  title: {title}");
+    }
+    if let Some(d) = &tool.description {
+        let _ = writeln!(out, "  {}", d.trim());
+    }
+    let hints = hints(tool);
+    if !hints.is_empty() {
+        let _ = writeln!(out, "  hints: {hints}");
+    }
+    let params = parameters(&tool.input_schema);
+    if !params.is_empty() {
+        let rows: Vec<Vec<String>> = params
+            .into_iter()
+            .map(|(n, t, r, d)| vec![n, t, if r { "yes".into() } else { "no".into() }, d])
+            .collect();
+        out.push('\n');
+        out.push_str(&table(
+            &["PARAMETER", "TYPE", "REQUIRED", "DESCRIPTION"],
+            &rows,
+        ));
+    }
+    let _ = write!(out, "\ninput schema:\n{}\n", pretty(&tool.input_schema));
+    if let Some(output) = &tool.output_schema {
+        let _ = write!(out, "output schema:\n{}\n", pretty(output));
+    }
+    out
+}
+
+/// Pretty JSON.
+pub(crate) fn pretty(v: &Value) -> String {
+    serde_json::to_string_pretty(v).unwrap_or_else(|_| v.to_string())
+}
+
+/// The size of base64 data, decoded, in bytes.
+fn decoded_len(b64: &str) -> usize {
+    let trimmed = b64.trim_end_matches('=');
+    trimmed.len() * 3 / 4
+}
+
+fn resource_contents(out: &mut String, c: &ResourceContents) {
+    let mime = c.mime_type.as_deref().unwrap_or("unknown type");
+    match (&c.text, &c.blob) {
+        (Some(text), _) => {
+            let _ = writeln!(out, "[resource {} ({mime})]", c.uri);
+            out.push_str(text);
+            if !text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        (None, Some(blob)) => {
+            let _ = writeln!(
+                out,
+                "[resource {} ({mime}, {} bytes)]",
+                c.uri,
+                decoded_len(blob)
+            );
+        }
+        (None, None) => {
+            let _ = writeln!(out, "[resource {} ({mime}, empty)]", c.uri);
+        }
+    }
+}
+
+/// One content block.
+pub(crate) fn block(out: &mut String, b: &ContentBlock) {
+    match b {
+        ContentBlock::Text(t) => {
+            out.push_str(&t.text);
+            if !t.text.ends_with('\n') {
+                out.push('\n');
+            }
+        }
+        ContentBlock::Image(m) => {
+            let _ = writeln!(
+                out,
+                "[image {}, {} bytes]",
+                m.mime_type,
+                decoded_len(&m.data)
+            );
+        }
+        ContentBlock::Audio(m) => {
+            let _ = writeln!(
+                out,
+                "[audio {}, {} bytes]",
+                m.mime_type,
+                decoded_len(&m.data)
+            );
+        }
+        ContentBlock::ResourceLink(l) => {
+            let mime = l
+                .mime_type
+                .as_deref()
+                .map(|m| format!(" ({m})"))
+                .unwrap_or_default();
+            let _ = writeln!(out, "[resource link {}{mime}: {}]", l.uri, l.name);
+        }
+        ContentBlock::Resource(r) => resource_contents(out, &r.resource),
+        ContentBlock::Unknown(v) => {
+            let kind = v.get("type").and_then(Value::as_str).unwrap_or("unknown");
+            let _ = writeln!(out, "[{kind} content]\n{}", pretty(v));
+        }
+        _ => out.push_str("[content of a kind this version cannot show]\n"),
+    }
+}
+
+/// A tool's result: its content blocks, then structured content.
+pub(crate) fn call_result(result: &CallToolResult) -> String {
+    let mut out = String::new();
+    for b in &result.content {
+        block(&mut out, b);
+    }
+    if let Some(structured) = &result.structured_content {
+        let _ = write!(out, "structured content:\n{}\n", pretty(structured));
+    }
+    out
+}
+
+/// The resources table.
+pub(crate) fn resources(resources: &[Resource]) -> String {
+    if resources.is_empty() {
+        return "no resources\n".into();
+    }
+    let rows: Vec<Vec<String>> = resources
+        .iter()
+        .map(|r| {
+            vec![
+                r.uri.clone(),
+                r.name.clone(),
+                r.mime_type.clone().unwrap_or_default(),
+                r.size.map(|s| s.to_string()).unwrap_or_default(),
+                short(r.description.as_deref().or(r.title.as_deref())),
+            ]
+        })
+        .collect();
+    table(&["URI", "NAME", "TYPE", "SIZE", "DESCRIPTION"], &rows)
+}
+
+/// The resource templates table.
+pub(crate) fn templates(templates: &[ResourceTemplate]) -> String {
+    if templates.is_empty() {
+        return "no resource templates\n".into();
+    }
+    let rows: Vec<Vec<String>> = templates
+        .iter()
+        .map(|t| {
+            vec![
+                t.uri_template.clone(),
+                t.name.clone(),
+                t.mime_type.clone().unwrap_or_default(),
+                short(t.description.as_deref().or(t.title.as_deref())),
+            ]
+        })
+        .collect();
+    table(&["URI TEMPLATE", "NAME", "TYPE", "DESCRIPTION"], &rows)
+}
+
+/// A resource's contents.
+pub(crate) fn read(result: &ReadResourceResult) -> String {
+    let mut out = String::new();
+    for c in &result.contents {
+        resource_contents(&mut out, c);
+    }
+    out
+}
+
+/// The prompts table.
+pub(crate) fn prompts(prompts: &[Prompt]) -> String {
+    if prompts.is_empty() {
+        return "no prompts\n".into();
+    }
+    let rows: Vec<Vec<String>> = prompts
+        .iter()
+        .map(|p| {
+            let args: Vec<String> = p
+                .arguments
+                .iter()
+                .flatten()
+                .map(|a| {
+                    format!(
+                        "{}{}",
+                        a.name,
+                        if a.required == Some(true) { "" } else { "?" }
+                    )
+                })
+                .collect();
+            vec![
+                p.name.clone(),
+                args.join(", "),
+                short(p.description.as_deref()),
+            ]
+        })
+        .collect();
+    table(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], &rows)
+}
+
+/// A prompt's messages.
+pub(crate) fn prompt(result: &GetPromptResult) -> String {
+    let mut out = String::new();
+    if let Some(d) = &result.description {
+        let _ = writeln!(out, "# {d}");
+    }
+    for m in &result.messages {
+        let role = match m.role {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+        };
+        let _ = write!(out, "[{role}] ");
+        block(&mut out, &m.content);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn tables_align_columns() {
+        let t = table(
+            &["A", "B", "C"],
+            &[
+                vec!["long-name".into(), "x".into(), "end".into()],
+                vec!["s".into(), "yy".into(), "".into()],
+            ],
+        );
+        assert_eq!(t, "A          B   C\nlong-name  x   end\ns          yy\n");
+    }
+
+    #[test]
+    fn signatures_show_types_and_optional_parameters() {
+        let tool: Tool = serde_json::from_value(json!({
+            "name": "t",
+            "inputSchema": {"type": "object", "properties": {
+                "a": {"type": "integer"}, "tags": {"type": "array", "items": {"type": "string"}},
+                "mode": {"enum": ["x", "y"]}
+            }, "required": ["a"]},
+            "outputSchema": {"type": "object", "properties": {"sum": {}}}
+        }))
+        .unwrap();
+        assert_eq!(
+            signature(&tool),
+            "t(a: integer, mode?: \"x\"|\"y\", tags?: string[]) -> {sum}"
+        );
+    }
+
+    #[test]
+    fn media_is_summarized_by_type_and_size() {
+        let result: CallToolResult = serde_json::from_value(json!({"content": [
+            {"type": "image", "data": "AAAA", "mimeType": "image/png"},
+            {"type": "audio", "data": "AAAAAA==", "mimeType": "audio/wav"},
+            {"type": "resource_link", "uri": "file:///a", "name": "a"},
+            {"type": "text", "text": "hi"}
+        ], "structuredContent": {"k": 1}}))
+        .unwrap();
+        assert_eq!(
+            call_result(&result),
+            "[image image/png, 3 bytes]\n[audio audio/wav, 4 bytes]\n[resource link file:///a: a]\nhi\nstructured content:\n{\n  \"k\": 1\n}\n"
+        );
+    }
+}

@@ -1,0 +1,400 @@
+//! Which server to talk to, and how: `-s NAME` from the `--config` files,
+//! `-s URL`, or `-- CMD ARGS...`; then the [`Server`] with the global
+//! options applied (`-H`, `-e`, `--cwd`, `--transport`, timeouts, the token
+//! store, `--non-interactive`) and the connection itself.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::Duration;
+
+use mcpwire::auth::{Auth, AuthError, FileStore, OAuthConfig, PendingRedirect, RedirectStep};
+use mcpwire::config::{Config, HttpMode as ConfigMode, LoadOptions, ResolvedTransport};
+use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
+use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
+
+use crate::args::{Global, TransportChoice};
+use crate::failure::{Exit, Failure};
+use crate::wire_log;
+
+/// Where the server is, before options are applied.
+#[derive(Debug, Clone)]
+pub(crate) enum Target {
+    /// A local command line.
+    Command(Vec<String>),
+    /// A URL.
+    Url(String),
+    /// A configuration entry, resolved.
+    Entry(Box<mcpwire::config::ResolvedServer>),
+}
+
+impl Target {
+    /// A short description for messages: the URL, command or name.
+    pub(crate) fn describe(&self) -> String {
+        match self {
+            Target::Command(argv) => argv.join(" "),
+            Target::Url(url) => url.clone(),
+            Target::Entry(entry) => format!("server {:?}", entry.name),
+        }
+    }
+
+    /// The URL, for a remote target.
+    pub(crate) fn url(&self) -> Option<&str> {
+        match self {
+            Target::Url(url) => Some(url),
+            Target::Entry(entry) => match &entry.transport {
+                ResolvedTransport::Http { remote, .. } | ResolvedTransport::WebSocket(remote) => {
+                    Some(&remote.url)
+                }
+                _ => None,
+            },
+            Target::Command(_) => None,
+        }
+    }
+}
+
+/// Loads every `--config` file into one configuration (later files may not
+/// repeat a name).
+pub(crate) fn load_configs(global: &Global) -> Result<Config, Failure> {
+    if global.config.is_empty() {
+        return Ok(Config::default());
+    }
+    LoadOptions::new()
+        .load_files(&global.config)
+        .map_err(|e| Failure::caused(Exit::Usage, "cannot load the configuration", e))
+}
+
+fn looks_like_url(s: &str) -> bool {
+    s.contains("://")
+}
+
+/// Picks the target: `-- CMD` first, then `-s` (a URL, or a name), then
+/// the only server of the configuration files.
+pub(crate) fn select(
+    global: &Global,
+    server_command: &[String],
+    explicit: Option<&str>,
+) -> Result<Target, Failure> {
+    let chosen = explicit.or(global.server.as_deref());
+    if !server_command.is_empty() {
+        if chosen.is_some() {
+            return Err(Failure::usage(
+                "give either -s NAME|URL or -- CMD ARGS..., not both",
+            ));
+        }
+        return Ok(Target::Command(server_command.to_vec()));
+    }
+    if let Some(url) = chosen.filter(|s| looks_like_url(s)) {
+        return Ok(Target::Url(url.to_owned()));
+    }
+    let config = load_configs(global)?;
+    let entry = match chosen {
+        Some(name) => config.get(name).ok_or_else(|| {
+            let names: Vec<&str> = config.servers.iter().map(|s| s.name.as_str()).collect();
+            Failure::usage(if global.config.is_empty() {
+                format!("no server {name:?}: give --config FILE to name servers, or a URL")
+            } else {
+                format!(
+                    "no server {name:?} in the configuration (there are: {})",
+                    names.join(", ")
+                )
+            })
+        })?,
+        None => match config.servers.as_slice() {
+            [only] => only,
+            [] => {
+                return Err(Failure::usage(
+                    "no server given: use -s NAME|URL or -- CMD ARGS... (see --help)",
+                ));
+            }
+            many => {
+                let names: Vec<&str> = many.iter().map(|s| s.name.as_str()).collect();
+                return Err(Failure::usage(format!(
+                    "the configuration has {} servers, choose one with -s: {}",
+                    many.len(),
+                    names.join(", ")
+                )));
+            }
+        },
+    };
+    let resolver = mcpwire::config_resolver(&mcpwire::config::ProcessEnvironment);
+    let resolved = resolver.resolve(entry).map_err(|e| {
+        Failure::caused(
+            Exit::Usage,
+            format!("server {:?} cannot be used", entry.name),
+            e,
+        )
+    })?;
+    Ok(Target::Entry(Box::new(resolved)))
+}
+
+/// The token store login writes and every remote connection reads.
+pub(crate) fn token_dir(global: &Global) -> PathBuf {
+    if let Some(dir) = &global.token_dir {
+        return dir.clone();
+    }
+    if let Some(dir) = std::env::var_os("MCPWIRE_TOKEN_DIR") {
+        return dir.into();
+    }
+    let base = std::env::var_os("XDG_CONFIG_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .unwrap_or_else(|| PathBuf::from("."));
+    base.join("mcpwire").join("tokens")
+}
+
+/// A redirect step that never opens a browser: `--non-interactive`.
+#[derive(Debug)]
+struct NoBrowser;
+
+type Prepared<'a> =
+    Pin<Box<dyn Future<Output = Result<Box<dyn PendingRedirect>, AuthError>> + Send + 'a>>;
+
+impl RedirectStep for NoBrowser {
+    fn prepare(&self) -> Prepared<'_> {
+        Box::pin(async {
+            Err(AuthError::Redirect(
+                "the server needs a person to authorize and --non-interactive is set: \
+                 run `mcpwire login` first, or pass a token with -H \"Authorization: Bearer ...\""
+                    .into(),
+            ))
+        })
+    }
+}
+
+/// OAuth with the file token store (and no browser when non-interactive).
+pub(crate) fn oauth_config(global: &Global) -> OAuthConfig {
+    let store = Arc::new(FileStore::new(token_dir(global)));
+    let config = OAuthConfig::new().token_store(store).client_name("mcpwire");
+    if global.non_interactive {
+        config.redirect(NoBrowser)
+    } else {
+        config
+    }
+}
+
+fn parse_header(raw: &str) -> Result<(HeaderName, HeaderValue), Failure> {
+    let Some((name, value)) = raw.split_once(':') else {
+        return Err(Failure::usage(format!(
+            "header {:?} is not \"Name: value\"",
+            raw.split(':').next().unwrap_or_default()
+        )));
+    };
+    let name = HeaderName::from_bytes(name.trim().as_bytes())
+        .map_err(|_| Failure::usage(format!("{:?} is not a valid header name", name.trim())))?;
+    // The value may be a credential: it is never shown.
+    let mut value = HeaderValue::from_str(value.trim())
+        .map_err(|_| Failure::usage(format!("the value of header {name} is not valid")))?;
+    value.set_sensitive(true);
+    Ok((name, value))
+}
+
+fn parse_env(raw: &str) -> Result<(&str, &str), Failure> {
+    raw.split_once('=')
+        .filter(|(k, _)| !k.is_empty())
+        .ok_or_else(|| {
+            Failure::usage(format!(
+                "-e {:?} is not K=V",
+                raw.split('=').next().unwrap_or_default()
+            ))
+        })
+}
+
+fn seconds(s: f64, what: &str) -> Result<Duration, Failure> {
+    Duration::try_from_secs_f64(s)
+        .ok()
+        .filter(|d| !d.is_zero())
+        .ok_or_else(|| Failure::usage(format!("{what} must be a positive number of seconds")))
+}
+
+/// The headers of `-H` and of the configuration entry.
+fn headers(global: &Global, target: &Target) -> Result<Vec<(HeaderName, HeaderValue)>, Failure> {
+    let mut out = Vec::new();
+    if let Target::Entry(entry) = target {
+        if let ResolvedTransport::Http { remote, .. } | ResolvedTransport::WebSocket(remote) =
+            &entry.transport
+        {
+            for (k, v) in &remote.headers {
+                out.push(parse_header(&format!("{k}: {v}"))?);
+            }
+        }
+    }
+    for raw in &global.headers {
+        out.push(parse_header(raw)?);
+    }
+    Ok(out)
+}
+
+fn stdio_server(global: &Global, mut config: StdioConfig) -> Result<Server, Failure> {
+    for raw in &global.env {
+        let (k, v) = parse_env(raw)?;
+        config = config.env(k, v);
+    }
+    if let Some(cwd) = &global.cwd {
+        config = config.cwd(cwd);
+    }
+    // -v shows the server's stderr as it comes; otherwise its tail is kept
+    // for the error message if it fails.
+    let stderr = if global.verbose {
+        StderrMode::Inherit
+    } else {
+        StderrMode::Discard
+    };
+    Ok(Server::stdio(config.stderr(stderr)))
+}
+
+fn remote_server(
+    global: &Global,
+    target: &Target,
+    url: &str,
+    entry_mode: Option<ConfigMode>,
+) -> Result<Server, Failure> {
+    let headers = headers(global, target)?;
+    if global.verbose {
+        // The HTTP headers are not JSON-RPC messages, but they are what a
+        // person debugging a refusal wants to see: names always, values
+        // only when they cannot be credentials.
+        for (name, value) in &headers {
+            let shown = if wire_log::is_secret_name(name.as_str()) {
+                wire_log::REDACTED
+            } else {
+                value.to_str().unwrap_or("(not text)")
+            };
+            eprintln!("-- header {name}: {shown}");
+        }
+    }
+    let connect_timeout = seconds(global.connect_timeout, "--connect-timeout")?;
+    let is_ws = matches!(global.transport, TransportChoice::Ws)
+        || url.starts_with("ws://")
+        || url.starts_with("wss://");
+    if is_ws {
+        let mut config = mcpwire::ws::WsConfig::new().connect_timeout(connect_timeout);
+        for (k, v) in headers {
+            config = config.header(k, v);
+        }
+        return Ok(Server::ws(url).config(config).into());
+    }
+    // A person (or a CI job) waiting for an answer: give up on an
+    // unreachable server after two quick retries, not the library's
+    // patient default (eight, over minutes).
+    let retry = RetryPolicy::default()
+        .max_attempts(2)
+        .max_delay(Duration::from_secs(1))
+        .max_elapsed(connect_timeout);
+    let mut config = HttpConfig::new()
+        .connect_timeout(connect_timeout)
+        .retry(retry);
+    for (k, v) in headers {
+        config = config.header(k, v);
+    }
+    let server = Server::http(url)
+        .config(config)
+        .auth(Auth::oauth(oauth_config(global)));
+    let mode = match (global.transport, entry_mode) {
+        (TransportChoice::Http, _) | (_, Some(ConfigMode::Streamable)) => {
+            Some(HttpMode::StreamableHttp)
+        }
+        (TransportChoice::Sse, _) | (_, Some(ConfigMode::Sse)) => Some(HttpMode::LegacySse),
+        _ => None,
+    };
+    Ok(match mode {
+        Some(mode) => server.mode(mode).into(),
+        None => server.into(),
+    })
+}
+
+/// The [`Server`] for `target` with the global options applied.
+pub(crate) fn server(global: &Global, target: &Target) -> Result<Server, Failure> {
+    match (target, global.transport) {
+        (
+            Target::Command(_),
+            TransportChoice::Http | TransportChoice::Sse | TransportChoice::Ws,
+        )
+        | (Target::Url(_), TransportChoice::Stdio) => Err(Failure::usage(format!(
+            "--transport {:?} does not fit {}",
+            global.transport,
+            target.describe()
+        ))),
+        (Target::Command(argv), _) => {
+            stdio_server(global, StdioConfig::new(&argv[0]).args(&argv[1..]))
+        }
+        (Target::Url(url), _) => remote_server(global, target, url, None),
+        (Target::Entry(entry), _) => match &entry.transport {
+            ResolvedTransport::Stdio(stdio) => {
+                let mut config = StdioConfig::new(&stdio.command).args(&stdio.args);
+                for (k, v) in &stdio.env {
+                    config = match v {
+                        Some(v) => config.env(k, v),
+                        None => config.env_remove(k),
+                    };
+                }
+                if let Some(cwd) = &stdio.cwd {
+                    config = config.cwd(cwd);
+                }
+                stdio_server(global, config)
+            }
+            ResolvedTransport::Http { remote, mode } => {
+                remote_server(global, target, &remote.url, Some(*mode))
+            }
+            ResolvedTransport::WebSocket(remote) => {
+                remote_server(global, target, &remote.url, None)
+            }
+            _ => Err(Failure::usage("this server's transport is not supported")),
+        },
+    }
+}
+
+/// The client configuration: timeouts and our name.
+pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
+    Ok(ClientConfig::new()
+        .request_timeout(seconds(global.timeout, "--timeout")?)
+        .init_timeout(seconds(global.connect_timeout, "--connect-timeout")?))
+}
+
+/// Connects to `target` and hand-shakes, logging every message with `-v`.
+pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, Failure> {
+    let server = server(global, target)?;
+    let config = client_config(global)?;
+    let connecting = format!("cannot connect to {}", target.describe());
+    let factory = server
+        .factory()
+        .map_err(|e| Failure::client(&connecting, e))?;
+    let factory = if global.verbose {
+        wire_log::logged(factory)
+    } else {
+        factory
+    };
+    let limit = seconds(global.connect_timeout, "--connect-timeout")?;
+    match tokio::time::timeout(limit, Client::connect_with(factory, config)).await {
+        Ok(Ok(client)) => Ok(client),
+        Ok(Err(e)) => Err(Failure::client(&connecting, e)),
+        Err(_) => Err(Failure::new(
+            Exit::Unreachable,
+            format!("{connecting}: no answer within {limit:?}"),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn headers_parse_and_stay_sensitive() {
+        let (name, value) = parse_header("Authorization: Bearer abc").expect("parses");
+        assert_eq!(name.as_str(), "authorization");
+        assert!(value.is_sensitive());
+        let e = parse_header("no colon").unwrap_err();
+        assert_eq!(e.exit(), Exit::Usage);
+        let e = parse_header("X-Key: bad\nvalue").unwrap_err();
+        assert!(!e.text().contains("bad"), "{}", e.text());
+    }
+
+    #[test]
+    fn env_pairs_need_a_name() {
+        assert_eq!(parse_env("A=b=c").expect("parses"), ("A", "b=c"));
+        assert!(parse_env("=x").is_err());
+        assert!(parse_env("novalue").is_err());
+    }
+}

@@ -1,0 +1,274 @@
+//! Tool arguments from the command line: `k=v` converted by the tool's
+//! input schema (numbers, booleans, arrays, enums), `k:=json` taken as raw
+//! JSON, on top of an optional `--args` object. A value that does not fit
+//! the schema is an error naming the field and the type it expects, before
+//! anything is sent.
+
+use serde_json::{Map, Value};
+
+/// Why the arguments do not fit.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ArgError(pub(crate) String);
+
+impl std::fmt::Display for ArgError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ArgError {}
+
+fn err(message: String) -> ArgError {
+    ArgError(message)
+}
+
+/// Builds the arguments object: `base` (from `--args`), then each of
+/// `pairs` in order, typed by `schema` (a tool's `inputSchema`; `None`
+/// takes every `k=v` as a string). Checks required fields are present.
+pub(crate) fn build(
+    base: Option<Map<String, Value>>,
+    pairs: &[String],
+    schema: Option<&Value>,
+) -> Result<Map<String, Value>, ArgError> {
+    let mut out = base.unwrap_or_default();
+    let properties = schema
+        .and_then(|s| s.get("properties"))
+        .and_then(Value::as_object);
+    let closed = schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false));
+    for pair in pairs {
+        let (key, value) = split_pair(pair)?;
+        let field = properties.and_then(|p| p.get(key));
+        if field.is_none() && closed {
+            let known: Vec<&str> = properties
+                .map(|p| p.keys().map(String::as_str).collect())
+                .unwrap_or_default();
+            return Err(err(format!(
+                "unknown argument {key:?} (this tool takes: {})",
+                known.join(", ")
+            )));
+        }
+        let value = match value {
+            Raw::Json(text) => serde_json::from_str(text).map_err(|e| {
+                err(format!(
+                    "argument {key:?}: {text:?} is not valid JSON ({e})"
+                ))
+            })?,
+            Raw::Text(text) => match field {
+                Some(field) => convert(key, text, field)?,
+                None => Value::String(text.to_owned()),
+            },
+        };
+        out.insert(key.to_owned(), value);
+    }
+    if let Some(required) = schema
+        .and_then(|s| s.get("required"))
+        .and_then(Value::as_array)
+    {
+        let missing: Vec<&str> = required
+            .iter()
+            .filter_map(Value::as_str)
+            .filter(|k| !out.contains_key(*k))
+            .collect();
+        if !missing.is_empty() {
+            return Err(err(format!(
+                "missing required argument{} {} (give {})",
+                if missing.len() > 1 { "s" } else { "" },
+                missing.join(", "),
+                missing
+                    .iter()
+                    .map(|k| format!("{k}=..."))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            )));
+        }
+    }
+    Ok(out)
+}
+
+/// Prompt and completion arguments: `k=v`, every value a string.
+pub(crate) fn strings(pairs: &[String]) -> Result<Map<String, Value>, ArgError> {
+    let mut out = Map::new();
+    for pair in pairs {
+        match split_pair(pair)? {
+            (key, Raw::Text(v)) => out.insert(key.to_owned(), Value::String(v.to_owned())),
+            (key, Raw::Json(_)) => {
+                return Err(err(format!(
+                    "argument {key:?}: prompt arguments are strings; use {key}=value"
+                )));
+            }
+        };
+    }
+    Ok(out)
+}
+
+enum Raw<'a> {
+    Text(&'a str),
+    Json(&'a str),
+}
+
+fn split_pair(pair: &str) -> Result<(&str, Raw<'_>), ArgError> {
+    let Some(eq) = pair.find('=') else {
+        return Err(err(format!("argument {pair:?} is not k=v or k:=json")));
+    };
+    let (key, value) = (&pair[..eq], &pair[eq + 1..]);
+    let (key, raw) = match key.strip_suffix(':') {
+        Some(key) => (key, Raw::Json(value)),
+        None => (key, Raw::Text(value)),
+    };
+    if key.is_empty() {
+        return Err(err(format!("argument {pair:?} has no name before '='")));
+    }
+    Ok((key, raw))
+}
+
+/// The schema's type, the first non-null one of a list.
+fn type_of(schema: &Value) -> Option<&str> {
+    match schema.get("type") {
+        Some(Value::String(t)) => Some(t),
+        Some(Value::Array(types)) => types
+            .iter()
+            .filter_map(Value::as_str)
+            .find(|t| *t != "null"),
+        _ => None,
+    }
+}
+
+/// Converts `text` for `field` by its schema.
+fn convert(key: &str, text: &str, field: &Value) -> Result<Value, ArgError> {
+    let value = match type_of(field) {
+        Some("integer") => text
+            .parse::<i64>()
+            .map(Value::from)
+            .map_err(|_| expected(key, "an integer", text))?,
+        Some("number") => {
+            let n: f64 = text.parse().map_err(|_| expected(key, "a number", text))?;
+            // Whole numbers stay integers on the wire (`2`, not `2.0`).
+            match text.parse::<i64>() {
+                Ok(i) => Value::from(i),
+                Err(_) => serde_json::Number::from_f64(n)
+                    .map(Value::Number)
+                    .ok_or_else(|| expected(key, "a finite number", text))?,
+            }
+        }
+        Some("boolean") => match text.to_ascii_lowercase().as_str() {
+            "true" | "yes" | "1" | "on" => Value::Bool(true),
+            "false" | "no" | "0" | "off" => Value::Bool(false),
+            _ => return Err(expected(key, "a boolean (true or false)", text)),
+        },
+        Some("array") => {
+            if text.trim_start().starts_with('[') {
+                serde_json::from_str(text).map_err(|_| expected(key, "a JSON array", text))?
+            } else {
+                let items = field.get("items").unwrap_or(&Value::Null);
+                let mut out = Vec::new();
+                for (i, part) in text.split(',').filter(|p| !p.is_empty()).enumerate() {
+                    let name = format!("{key}[{i}]");
+                    out.push(if items.is_object() {
+                        convert(&name, part.trim(), items)?
+                    } else {
+                        Value::String(part.to_owned())
+                    });
+                }
+                Value::Array(out)
+            }
+        }
+        Some("object") => {
+            let v: Value =
+                serde_json::from_str(text).map_err(|_| expected(key, "a JSON object", text))?;
+            if !v.is_object() {
+                return Err(expected(key, "a JSON object", text));
+            }
+            v
+        }
+        Some("null") => Value::Null,
+        _ => Value::String(text.to_owned()),
+    };
+    if let Some(choices) = field.get("enum").and_then(Value::as_array) {
+        if !choices.contains(&value) {
+            let shown: Vec<String> = choices.iter().map(Value::to_string).collect();
+            return Err(err(format!(
+                "argument {key:?} expects one of {}, got {text:?}",
+                shown.join(", ")
+            )));
+        }
+    }
+    Ok(value)
+}
+
+fn expected(key: &str, what: &str, text: &str) -> ArgError {
+    err(format!("argument {key:?} expects {what}, got {text:?}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "n": {"type": "integer"},
+            "x": {"type": "number"},
+            "b": {"type": "boolean"},
+            "tags": {"type": "array", "items": {"type": "integer"}},
+            "mode": {"type": "string", "enum": ["fast", "slow"]},
+            "opt": {"type": ["string", "null"]},
+            "obj": {"type": "object"}
+        }, "required": ["n"]})
+    }
+
+    fn pairs(s: &[&str]) -> Vec<String> {
+        s.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn values_are_typed_by_the_schema() {
+        let out = build(
+            None,
+            &pairs(&[
+                "n=3",
+                "x=1.5",
+                "b=yes",
+                "tags=1,2",
+                "mode=fast",
+                "opt=hi",
+                "obj={\"a\":1}",
+                "raw:=[true]",
+            ]),
+            Some(&schema()),
+        )
+        .expect("fits");
+        assert_eq!(
+            Value::Object(out),
+            json!({"n": 3, "x": 1.5, "b": true, "tags": [1, 2], "mode": "fast", "opt": "hi", "obj": {"a": 1}, "raw": [true]})
+        );
+    }
+
+    #[test]
+    fn a_mismatch_names_the_field_and_the_type() {
+        let e = build(None, &pairs(&["n=three"]), Some(&schema())).unwrap_err();
+        assert_eq!(e.0, "argument \"n\" expects an integer, got \"three\"");
+        let e = build(None, &pairs(&["n=1", "mode=medium"]), Some(&schema())).unwrap_err();
+        assert!(e.0.contains("\"fast\", \"slow\""), "{}", e.0);
+        let e = build(None, &pairs(&["n=1", "tags=1,x"]), Some(&schema())).unwrap_err();
+        assert!(e.0.contains("tags[1]"), "{}", e.0);
+        let e = build(None, &pairs(&["x=1"]), Some(&schema())).unwrap_err();
+        assert!(e.0.contains("missing required argument n"), "{}", e.0);
+        let e = build(None, &pairs(&["bad"]), None).unwrap_err();
+        assert!(e.0.contains("k=v"), "{}", e.0);
+    }
+
+    #[test]
+    fn base_arguments_are_overridden_by_pairs() {
+        let base = json!({"n": 1, "keep": "me"}).as_object().cloned();
+        let out = build(base, &pairs(&["n=2"]), Some(&schema())).expect("fits");
+        assert_eq!(Value::Object(out), json!({"n": 2, "keep": "me"}));
+    }
+
+    #[test]
+    fn a_closed_schema_refuses_unknown_names() {
+        let s = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
+        let e = build(None, &pairs(&["b=1"]), Some(&s)).unwrap_err();
+        assert!(e.0.contains("unknown argument \"b\""), "{}", e.0);
+    }
+}

@@ -1,0 +1,241 @@
+//! The interactive parts as a person sees them: `mcpwire` runs in a tmux
+//! pane, keys are sent, and the screen is read back. Ignored by default
+//! (they need tmux); `cargo xtask ci` runs them with `--include-ignored`
+//! and `.ci/run` installs tmux. Without tmux they fail, never pass.
+
+mod support;
+
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use support::demo_str;
+
+const NEEDS_TMUX: &str = "tmux is not installed (the tmux tests need it: apt-get install tmux)";
+
+/// One tmux server of our own (its own socket), killed on drop.
+struct Pane {
+    socket: String,
+    /// Its token store and shell history; removed on drop.
+    _home: tempfile::TempDir,
+}
+
+impl Pane {
+    /// Runs `command` (a shell line) in a new 100x30 pane.
+    fn start(name: &str, command: &str) -> Self {
+        let found = Command::new("tmux")
+            .arg("-V")
+            .output()
+            .map(|o| o.status.success());
+        assert!(matches!(found, Ok(true)), "{NEEDS_TMUX}");
+        let socket = format!("mcpwire-test-{name}-{}", std::process::id());
+        let home = tempfile::tempdir().expect("a temp dir");
+        let env = format!(
+            "MCPWIRE_TOKEN_DIR={0}/tokens MCPWIRE_HISTORY={0}/history ",
+            home.path().display()
+        );
+        let pane = Self {
+            socket,
+            _home: home,
+        };
+        // After the command: its exit code, then time to read the screen.
+        let line = format!("unset NO_COLOR; {env}{command}; echo EXIT=$?; sleep 120");
+        pane.tmux(&[
+            "new-session",
+            "-d",
+            "-s",
+            "t",
+            "-x",
+            "100",
+            "-y",
+            "30",
+            &line,
+        ]);
+        pane
+    }
+
+    fn tmux(&self, args: &[&str]) -> String {
+        let out = Command::new("tmux")
+            .args(["-L", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn screen(&self) -> String {
+        self.tmux(&["capture-pane", "-p", "-t", "t"])
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "t"];
+        args.extend_from_slice(keys);
+        self.tmux(&args);
+    }
+
+    /// Waits (bounded) until the screen satisfies `ok`; returns it.
+    fn wait_for(&self, what: &str, ok: impl Fn(&str) -> bool) -> String {
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let screen = self.screen();
+            if ok(&screen) {
+                return screen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "waited for {what}; the screen:\n{screen}"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Pane {
+    fn drop(&mut self) {
+        self.tmux(&["kill-server"]);
+    }
+}
+
+/// The position shown by a progress bar `[===>   ] N/TOTAL`, if any.
+fn bar_position(screen: &str, total: u32) -> Option<u32> {
+    let suffix = format!("/{total} ");
+    screen
+        .lines()
+        .filter(|l| l.contains('[') && l.contains(']'))
+        .find_map(|l| {
+            let at = l.find(&suffix)?;
+            let start = l[..at].rfind(' ')? + 1;
+            l[start..at].parse().ok()
+        })
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn the_progress_bar_advances_with_the_servers_messages() {
+    let pane = Pane::start(
+        "bar",
+        &format!(
+            "{} call slow steps=40 delay_ms=100 -- {}",
+            env!("CARGO_BIN_EXE_mcpwire"),
+            demo_str()
+        ),
+    );
+    let first = pane.wait_for("a progress bar", |s| bar_position(s, 40).is_some());
+    let at = bar_position(&first, 40).expect("a position");
+    // The server's message is shown beside the bar.
+    assert!(first.contains(&format!("step {at}")), "{first}");
+    let later = pane.wait_for("the bar to advance", |s| {
+        bar_position(s, 40).is_some_and(|p| p > at)
+    });
+    assert!(later.contains("slow ["), "{later}");
+    let end = pane.wait_for("the result", |s| s.contains("EXIT="));
+    assert!(
+        end.contains("done after 40 steps") && end.contains("EXIT=0"),
+        "{end}"
+    );
+    // The bar is gone once the call is done.
+    assert_eq!(bar_position(&end, 40), None, "{end}");
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn ctrl_c_cancels_a_long_call_and_exits_130() {
+    let pane = Pane::start(
+        "ctrlc",
+        &format!(
+            "{} call slow steps=100 delay_ms=100 -- {}",
+            env!("CARGO_BIN_EXE_mcpwire"),
+            demo_str()
+        ),
+    );
+    pane.wait_for("a progress bar", |s| bar_position(s, 100).is_some());
+    pane.keys(&["C-c"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(end.contains("EXIT=130"), "{end}");
+    assert!(end.contains("interrupted"), "{end}");
+    assert!(!end.contains("done after"), "{end}");
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn no_bar_with_no_color() {
+    let pane = Pane::start(
+        "plain",
+        &format!(
+            "{} --no-color call slow steps=10 delay_ms=100 -- {}",
+            env!("CARGO_BIN_EXE_mcpwire"),
+            demo_str()
+        ),
+    );
+    let mut screens = Vec::new();
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    screens.push(end.clone());
+    assert!(
+        end.contains("done after 10 steps") && end.contains("EXIT=0"),
+        "{end}"
+    );
+    // Seen while it ran: no bar and no spinner ever drawn.
+    let pane = Pane::start(
+        "plain2",
+        &format!(
+            "NO_COLOR=1 {} call slow steps=10 delay_ms=100 -- {}",
+            env!("CARGO_BIN_EXE_mcpwire"),
+            demo_str()
+        ),
+    );
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let s = pane.screen();
+        assert_eq!(bar_position(&s, 10), None, "a bar with NO_COLOR:\n{s}");
+        assert!(!s.contains("slow ("), "a spinner with NO_COLOR:\n{s}");
+        if s.contains("EXIT=") {
+            assert!(s.contains("EXIT=0"), "{s}");
+            break;
+        }
+        assert!(Instant::now() < deadline, "{s}");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn a_short_shell_session() {
+    let pane = Pane::start(
+        "shell",
+        &format!("{} shell -- {}", env!("CARGO_BIN_EXE_mcpwire"), demo_str()),
+    );
+    pane.wait_for("the prompt", |s| s.contains("mcpwire>"));
+    // Tab completes the tool's name.
+    pane.keys(&["call ad", "Tab"]);
+    pane.wait_for("the completed name", |s| s.contains("mcpwire> call add"));
+    pane.keys(&["a=1 b=2", "Enter"]);
+    // The server's log message arrives with the result.
+    let s = pane.wait_for("the result", |s| s.contains("\"sum\": 3"));
+    assert!(s.contains("[server info] demo: add 1 2"), "{s}");
+    // Ctrl-C cancels a long call and the shell goes on.
+    pane.keys(&["call slow steps=100 delay_ms=100", "Enter"]);
+    pane.wait_for("a progress bar", |s| bar_position(s, 100).is_some());
+    pane.keys(&["C-c"]);
+    pane.wait_for("the cancellation", |s| s.contains("error: interrupted"));
+    pane.keys(&["prompt greet name=Ada", "Enter"]);
+    pane.wait_for("the prompt's message", |s| {
+        s.contains("Please greet Ada warmly.")
+    });
+    // History: Up brings back the last line.
+    pane.keys(&["Up"]);
+    pane.wait_for("the last line again", |s| {
+        s.lines().last_non_empty() == Some("mcpwire> prompt greet name=Ada")
+    });
+    pane.keys(&["C-u", "exit", "Enter"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(end.contains("EXIT=0"), "{end}");
+}
+
+trait LastNonEmpty<'a> {
+    fn last_non_empty(self) -> Option<&'a str>;
+}
+
+impl<'a, I: DoubleEndedIterator<Item = &'a str>> LastNonEmpty<'a> for I {
+    fn last_non_empty(mut self) -> Option<&'a str> {
+        self.rfind(|l| !l.trim().is_empty()).map(str::trim_end)
+    }
+}

@@ -1,0 +1,246 @@
+//! `cargo xtask cli-docs`: writes `docs/cli.md`, every `mcpwire` command
+//! with the output the built binary gives against the demo server (over
+//! stdio, and over Streamable HTTP in its `--http` mode). Nothing in the
+//! page is typed by hand but the prose: each command runs through `sh` with
+//! `target/debug` first on `PATH`, and its stdout, then its stderr, and a
+//! non-zero exit code are copied as they come. Only the demo server's
+//! port is replaced, by `$URL` (it changes every run).
+
+use std::fmt::Write as _;
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+use crate::cmd::{cargo, run};
+
+/// One section of the page: a heading, a sentence, the commands.
+struct Section {
+    title: &'static str,
+    text: &'static str,
+    commands: &'static [&'static str],
+}
+
+const SECTIONS: &[Section] = &[
+    Section {
+        title: "Help",
+        text: "Every command's `--help` ends with an example.",
+        commands: &["mcpwire --help", "mcpwire call --help"],
+    },
+    Section {
+        title: "A local server: `-- CMD ARGS...`",
+        text: "Everything after `--` is the server's command line, run without a shell.",
+        commands: &[
+            "mcpwire info -- mcpwire-demo-server",
+            "mcpwire tools -- mcpwire-demo-server",
+            "mcpwire tool add -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "Calling tools",
+        text: "`k=v` is converted by the tool's input schema (numbers, booleans, arrays, enums), \
+               `k:=json` is raw JSON, `--args` takes a JSON object (inline, `@FILE` or `-`). \
+               A value that does not fit is refused before the call (exit 1); an unknown tool \
+               or a result with `isError` is exit 5. The server's log messages go to stderr.",
+        commands: &[
+            "mcpwire call echo message='hello, world' -- mcpwire-demo-server",
+            "mcpwire call add a=2 b=40 -- mcpwire-demo-server",
+            "mcpwire call slow steps=3 delay_ms:=10 -- mcpwire-demo-server",
+            "echo '{\"message\": \"from stdin\"}' | mcpwire call echo --args - -- mcpwire-demo-server",
+            "mcpwire call add a=2 b=forty -- mcpwire-demo-server",
+            "mcpwire call add a=2 -- mcpwire-demo-server",
+            "mcpwire call nope -- mcpwire-demo-server",
+            "mcpwire call ask_llm prompt=hi -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "Resources, templates, prompts, completion",
+        text: "",
+        commands: &[
+            "mcpwire resources -- mcpwire-demo-server",
+            "mcpwire templates -- mcpwire-demo-server",
+            "mcpwire read demo://readme -- mcpwire-demo-server",
+            "mcpwire read demo://echo/hello -o hello.txt -- mcpwire-demo-server && cat hello.txt",
+            "mcpwire prompts -- mcpwire-demo-server",
+            "mcpwire prompt greet name=Ada -- mcpwire-demo-server",
+            "mcpwire complete --prompt greet name A -- mcpwire-demo-server",
+            "mcpwire complete --resource 'demo://echo/{text}' text g -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "Ping and the log level",
+        text: "",
+        commands: &[
+            "mcpwire ping -- mcpwire-demo-server",
+            "mcpwire log-level debug -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "JSON and NDJSON",
+        text: "`--format json` (or `--json`) prints exactly one MCP-shaped object on stdout; \
+               `--format ndjson` prints one line per item of a list. Errors are one JSON line \
+               on stderr.",
+        commands: &[
+            "mcpwire --json call add a=1 b=2 -- mcpwire-demo-server",
+            "mcpwire prompts --json -- mcpwire-demo-server",
+            "mcpwire tools --format ndjson -- mcpwire-demo-server",
+            "mcpwire --json call nope -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "A remote server: `-s URL`",
+        text: "Streamable HTTP, or legacy HTTP+SSE if that is all the server speaks \
+               (`--transport http|sse` fixes one). Here the demo server runs as \
+               `mcpwire-demo-server --http`; `$URL` stands for the URL it printed.",
+        commands: &[
+            "mcpwire -s $URL tools",
+            "mcpwire -s $URL call add a=1 b=2",
+            "mcpwire -s http://127.0.0.1:9/mcp ping",
+            "mcpwire --json -s http://127.0.0.1:9/mcp ping",
+        ],
+    },
+    Section {
+        title: "-v: every JSON-RPC message",
+        text: "On stderr, `-->` going out and `<--` coming in; authorization headers, tokens, \
+               secrets and bearer credentials are redacted.",
+        commands: &["mcpwire -v ping -- mcpwire-demo-server"],
+    },
+    Section {
+        title: "Configuration files: `--config FILE -s NAME`",
+        text: "Any file the configuration crate reads (Claude Desktop, Claude Code, Cursor, \
+               VS Code, Windsurf, Gemini CLI, Codex); with exactly one server, `-s` may be left \
+               out. `servers` lists them without connecting, secrets redacted. `demo.json` \
+               here is a Claude Desktop file naming the demo server, with a token in `env`.",
+        commands: &[
+            "cat demo.json",
+            "mcpwire --config demo.json servers",
+            "mcpwire --config demo.json servers --json",
+            "mcpwire --config demo.json call echo message=configured",
+        ],
+    },
+    Section {
+        title: "shell",
+        text: "A REPL over one connection, with history and completion of tool and prompt \
+               names; the server's log messages and notifications show as they arrive. \
+               Interactively it prompts `mcpwire>`; here its input is piped.",
+        commands: &[
+            "printf 'call add a=1 b=2\\nprompt greet name=Grace\\nexit\\n' | mcpwire shell -- mcpwire-demo-server",
+        ],
+    },
+    Section {
+        title: "login and logout",
+        text: "`login URL|NAME` runs the OAuth browser flow and keeps the tokens in a file \
+               store (`--token-dir`, `$MCPWIRE_TOKEN_DIR`, or `~/.config/mcpwire/tokens`) \
+               that later commands use; `logout` removes them. `--non-interactive` never \
+               opens a browser: a server that needs one fails with exit 3.",
+        commands: &["mcpwire --token-dir tokens logout https://example.com/mcp"],
+    },
+];
+
+const CONFIG: &str = r#"{
+  "mcpServers": {
+    "demo": {
+      "command": "mcpwire-demo-server",
+      "env": { "DEMO_TOKEN": "s3cret" }
+    }
+  }
+}
+"#;
+
+/// The demo server in its HTTP mode, killed on drop.
+struct Http(std::process::Child);
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
+    run(cargo().args(["build", "-p", "mcpwire-cli", "-p", "mcpwire-demo-server"]))?;
+    let bin = root.join("target/debug");
+    let path = match std::env::var_os("PATH") {
+        Some(p) => {
+            let mut all = vec![bin.clone()];
+            all.extend(std::env::split_paths(&p));
+            std::env::join_paths(all).map_err(|e| e.to_string())?
+        }
+        None => bin.clone().into_os_string(),
+    };
+    let work = root.join("target/cli-docs");
+    let _ = std::fs::remove_dir_all(&work);
+    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
+    std::fs::write(work.join("demo.json"), CONFIG).map_err(|e| e.to_string())?;
+
+    let mut child = Command::new(bin.join("mcpwire-demo-server"))
+        .arg("--http")
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("the demo server does not start: {e}"))?;
+    let mut url = String::new();
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let http = Http(child);
+    BufReader::new(stdout)
+        .read_line(&mut url)
+        .map_err(|e| e.to_string())?;
+    let url = url.trim().to_owned();
+
+    let mut page = String::from(
+        "# The `mcpwire` command\n\n\
+         Poke, script and debug any MCP server from a terminal. Install it with \
+         `cargo install --path crates/cli`.\n\n\
+         Every output below is real: `cargo xtask cli-docs` ran each command against the \
+         bundled demo server (`crates/demo-server`) and copied what it printed (stdout, then \
+         stderr) and its exit code when not 0. Exit codes: 0 ok, 1 usage or internal error, \
+         3 authorization required or failed, 4 unreachable or transport failure, 5 tool error \
+         (`isError` or an unknown tool), 130 interrupted (Ctrl-C cancels the request).\n\n\
+         On a terminal, long calls show a progress bar fed by the server's progress \
+         notifications (with its message), and a spinner until the first one; not when \
+         stdout is not a terminal, nor with `--no-color` or `NO_COLOR`.\n\n",
+    );
+    for section in SECTIONS {
+        let _ = write!(page, "## {}\n\n", section.title);
+        if !section.text.is_empty() {
+            let _ = write!(page, "{}\n\n", section.text);
+        }
+        for command in section.commands {
+            let line = command.replace("$URL", &url);
+            eprintln!("$ {line}");
+            let out = Command::new("sh")
+                .args(["-c", &line])
+                .current_dir(&work)
+                .env("PATH", &path)
+                .env("MCPWIRE_TOKEN_DIR", work.join("tokens"))
+                .env("MCPWIRE_HISTORY", work.join("history"))
+                .env("NO_COLOR", "1")
+                .stdin(Stdio::null())
+                .output()
+                .map_err(|e| format!("cannot run {line}: {e}"))?;
+            let mut shown = String::from_utf8_lossy(&out.stdout).into_owned();
+            shown.push_str(&String::from_utf8_lossy(&out.stderr));
+            // Paths of this checkout (the demo server's, in -v) are shown
+            // relative to it.
+            let shown = shown
+                .replace(&url, "$URL")
+                .replace(&format!("{}/", root.display()), "");
+            let _ = write!(page, "```console\n$ {command}\n{shown}");
+            if !shown.is_empty() && !shown.ends_with('\n') {
+                page.push('\n');
+            }
+            match out.status.code() {
+                Some(0) => {}
+                Some(code) => {
+                    let _ = writeln!(page, "(exit {code})");
+                }
+                None => page.push_str("(killed by a signal)\n"),
+            }
+            page.push_str("```\n\n");
+        }
+    }
+    drop(http);
+    let page = page.trim_end().to_owned() + "\n";
+    let target = root.join("docs/cli.md");
+    std::fs::write(&target, page).map_err(|e| format!("{}: {e}", target.display()))?;
+    eprintln!("wrote {}", target.display());
+    Ok(())
+}
