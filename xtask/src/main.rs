@@ -6,6 +6,9 @@
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
+//! - `api [--write]`: the public-API guard (listings in `xtask/api/`).
+//! - `package`: `cargo package` for every publishable crate, and what each
+//!   archive holds checked.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: the client against real MCP servers, per server and
 //!   transport.
@@ -18,12 +21,14 @@
 use std::env;
 use std::process::ExitCode;
 
+mod api;
 mod bench;
 mod cmd;
 mod conformance;
 mod fuzz;
 mod interop;
 mod mutants;
+mod package;
 mod servers;
 mod tidy;
 
@@ -39,10 +44,12 @@ fn main() -> ExitCode {
         Some("fuzz") => fuzz::fuzz(&root(), &args[1..]),
         Some("bench") => bench::bench(&root(), &args[1..]),
         Some("tidy") => tidy::tidy(&root(), &args[1..]),
+        Some("api") => api::api(&root(), &args[1..]),
+        Some("package") => package::package(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|mutants>"
+                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|mutants>"
             );
             return ExitCode::from(2);
         }
@@ -62,6 +69,8 @@ fn ci() -> Result<(), String> {
     // Cheap, so early: the module rules before anything is compiled.
     eprintln!("$ cargo xtask tidy");
     tidy::tidy(&root, &[])?;
+    eprintln!("$ cargo xtask api");
+    api::api(&root, &[])?;
     // Every feature: the facade's `http` code and the feature-gated tests
     // and doctests (the README's) are built and checked too.
     run(cargo().args([
@@ -94,6 +103,8 @@ fn ci() -> Result<(), String> {
         "from_config",
     ]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
+    eprintln!("$ cargo xtask package");
+    package::package(&root, &[])?;
     // After the tests: the official conformance suite and real servers.
     eprintln!("$ cargo xtask conformance");
     conformance::conformance(&root, &[])?;
