@@ -223,10 +223,8 @@ fn client_scenarios(listing: &str) -> Vec<String> {
             in_client = true;
         } else if !line.starts_with(' ') && !line.trim().is_empty() {
             in_client = false;
-        } else if in_client {
-            if let Some(name) = line.trim().strip_prefix("- ") {
-                names.push(name.split_whitespace().next().unwrap_or(name).to_string());
-            }
+        } else if in_client && let Some(name) = line.trim().strip_prefix("- ") {
+            names.push(name.split_whitespace().next().unwrap_or(name).to_string());
         }
     }
     names

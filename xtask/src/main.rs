@@ -7,6 +7,9 @@
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
+//! - `api [--write]`: the public-API guard (listings in `xtask/api/`).
+//! - `package`: `cargo package` for every publishable crate, and what each
+//!   archive holds checked.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: the client against real MCP servers, per server and
 //!   transport.
@@ -23,6 +26,7 @@
 use std::env;
 use std::process::ExitCode;
 
+mod api;
 mod bench;
 mod cli_docs;
 mod cmd;
@@ -32,6 +36,7 @@ mod faults;
 mod fuzz;
 mod interop;
 mod mutants;
+mod package;
 mod report;
 mod servers;
 mod tidy;
@@ -49,12 +54,14 @@ fn main() -> ExitCode {
         Some("bench") => bench::bench(&root(), &args[1..]),
         Some("cli-docs") => cli_docs::cli_docs(&root(), &args[1..]),
         Some("tidy") => tidy::tidy(&root(), &args[1..]),
+        Some("api") => api::api(&root(), &args[1..]),
+        Some("package") => package::package(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
         Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|mutants>"
+                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|mutants>"
             );
             return ExitCode::from(2);
         }
@@ -74,6 +81,8 @@ fn ci() -> Result<(), String> {
     // Cheap, so early: the module rules before anything is compiled.
     eprintln!("$ cargo xtask tidy");
     tidy::tidy(&root, &[])?;
+    eprintln!("$ cargo xtask api");
+    api::api(&root, &[])?;
     // Every feature: the facade's `http` code and the feature-gated tests
     // and doctests (the README's) are built and checked too.
     run(cargo().args([
@@ -106,6 +115,8 @@ fn ci() -> Result<(), String> {
         "from_config",
     ]))?;
     run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
+    eprintln!("$ cargo xtask package");
+    package::package(&root, &[])?;
     // Misbehaving peers, then a short soak (the long one is run by hand:
     // `cargo xtask soak --minutes N`). Fuzzing is run by hand too
     // (`cargo xtask fuzz --all --seconds N`): its instrumented build of

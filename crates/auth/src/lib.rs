@@ -46,6 +46,10 @@
 //! server's. Secrets and tokens are [`Secret`]s: redacted in `Debug`,
 //! absent from errors and logs. See `docs/auth.md`.
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod assertion;
 mod authcode;
 mod authorizer;

@@ -538,15 +538,14 @@ impl OAuth {
     fn bind(&self, issuer: &str) -> Result<(), AuthError> {
         let config = self.config();
         let uses_pre_registered = config.client_id.is_some();
-        if uses_pre_registered {
-            if let Some(pinned) = &config.client_issuer {
-                if pinned != issuer {
-                    return Err(AuthError::CredentialsBoundElsewhere {
-                        registered: pinned.clone(),
-                        current: issuer.to_owned(),
-                    });
-                }
-            }
+        if uses_pre_registered
+            && let Some(pinned) = &config.client_issuer
+            && pinned != issuer
+        {
+            return Err(AuthError::CredentialsBoundElsewhere {
+                registered: pinned.clone(),
+                current: issuer.to_owned(),
+            });
         }
         let mut st = self.state();
         if uses_pre_registered

@@ -211,13 +211,12 @@ fn seconds(s: f64, what: &str) -> Result<Duration, Failure> {
 /// The headers of `-H` and of the configuration entry.
 fn headers(global: &Global, target: &Target) -> Result<Vec<(HeaderName, HeaderValue)>, Failure> {
     let mut out = Vec::new();
-    if let Target::Entry(entry) = target {
-        if let ResolvedTransport::Http { remote, .. } | ResolvedTransport::WebSocket(remote) =
+    if let Target::Entry(entry) = target
+        && let ResolvedTransport::Http { remote, .. } | ResolvedTransport::WebSocket(remote) =
             &entry.transport
-        {
-            for (k, v) in &remote.headers {
-                out.push(parse_header(&format!("{k}: {v}"))?);
-            }
+    {
+        for (k, v) in &remote.headers {
+            out.push(parse_header(&format!("{k}: {v}"))?);
         }
     }
     for raw in &global.headers {

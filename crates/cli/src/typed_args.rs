@@ -183,14 +183,14 @@ fn convert(key: &str, text: &str, field: &Value) -> Result<Value, ArgError> {
         Some("null") => Value::Null,
         _ => Value::String(text.to_owned()),
     };
-    if let Some(choices) = field.get("enum").and_then(Value::as_array) {
-        if !choices.contains(&value) {
-            let shown: Vec<String> = choices.iter().map(Value::to_string).collect();
-            return Err(err(format!(
-                "argument {key:?} expects one of {}, got {text:?}",
-                shown.join(", ")
-            )));
-        }
+    if let Some(choices) = field.get("enum").and_then(Value::as_array)
+        && !choices.contains(&value)
+    {
+        let shown: Vec<String> = choices.iter().map(Value::to_string).collect();
+        return Err(err(format!(
+            "argument {key:?} expects one of {}, got {text:?}",
+            shown.join(", ")
+        )));
     }
     Ok(value)
 }

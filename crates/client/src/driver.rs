@@ -117,10 +117,10 @@ pub(crate) async fn run<T: Transport>(
 /// Points the timer at `at` (or disarms it), touching tokio's timer wheel
 /// only when the instant changes.
 fn arm(timer: &mut Pin<Box<Sleep>>, armed_at: &mut Option<Instant>, at: Option<Instant>) {
-    if let Some(at) = at {
-        if *armed_at != Some(at) {
-            timer.as_mut().reset(at);
-        }
+    if let Some(at) = at
+        && *armed_at != Some(at)
+    {
+        timer.as_mut().reset(at);
     }
     *armed_at = at;
 }

@@ -399,10 +399,10 @@ impl fmt::Display for Error {
                 }
                 // The reason is the cause; an exit's own words already name
                 // the last stderr line.
-                if !matches!(reason, Some(CloseReason::Exited(_))) {
-                    if let Some(last) = stderr_tail.last() {
-                        write!(f, "; last stderr line: {last}")?;
-                    }
+                if !matches!(reason, Some(CloseReason::Exited(_)))
+                    && let Some(last) = stderr_tail.last()
+                {
+                    write!(f, "; last stderr line: {last}")?;
                 }
                 Ok(())
             }

@@ -113,16 +113,16 @@ fn visit(
                 });
             }
             for (key, sub) in map {
-                if key == "properties" {
-                    if let Value::Object(props) = sub {
-                        for (prop, sub) in props {
-                            path.push(prop.clone());
-                            let r = visit(sub, path, reachable, found);
-                            path.pop();
-                            r?;
-                        }
-                        continue;
+                if key == "properties"
+                    && let Value::Object(props) = sub
+                {
+                    for (prop, sub) in props {
+                        path.push(prop.clone());
+                        let r = visit(sub, path, reachable, found);
+                        path.pop();
+                        r?;
                     }
+                    continue;
                 }
                 if key != "x-mcp-header" {
                     visit(sub, path, false, found)?;

@@ -57,6 +57,10 @@
 //! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
 //! server-side framework.
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it).
 mod api;

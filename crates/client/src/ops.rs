@@ -370,12 +370,13 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
     };
     // Only the stateless era sends headers, and only tools that ask for
     // them make the arguments a value tree.
-    if let Some(tool) = &found.entry {
-        if tool.has_param_headers() && client.era() == Some(Era::Modern) {
-            let args =
-                serde_json::to_value(arguments).map_err(|e| Error::decode("tool arguments", e))?;
-            route.params = tool.param_headers(&args);
-        }
+    if let Some(tool) = &found.entry
+        && tool.has_param_headers()
+        && client.era() == Some(Era::Modern)
+    {
+        let args =
+            serde_json::to_value(arguments).map_err(|e| Error::decode("tool arguments", e))?;
+        route.params = tool.param_headers(&args);
     }
     let request = conn
         .engine

@@ -64,6 +64,10 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod discover;
 mod document;
 mod entry;

@@ -273,10 +273,10 @@ impl Cx<'_, '_> {
             let has_auth = headers
                 .keys()
                 .any(|k| k.eq_ignore_ascii_case("authorization"));
-            if let Some(token) = self.variable(variable, "bearer_token_env_var")? {
-                if !has_auth {
-                    headers.insert("Authorization".to_owned(), format!("Bearer {token}"));
-                }
+            if let Some(token) = self.variable(variable, "bearer_token_env_var")?
+                && !has_auth
+            {
+                headers.insert("Authorization".to_owned(), format!("Bearer {token}"));
             }
         }
         Ok(ResolvedRemote { url, headers })

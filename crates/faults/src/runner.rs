@@ -157,10 +157,10 @@ async fn leaks(fds: usize) -> Result<(), String> {
 /// After a failure: kill what the case left and give descriptors time.
 async fn settle(fds: usize) {
     for l in probe::leftovers() {
-        if !l.zombie {
-            if let Some(pid) = rustix::process::Pid::from_raw(l.pid) {
-                let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            }
+        if !l.zombie
+            && let Some(pid) = rustix::process::Pid::from_raw(l.pid)
+        {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
         }
     }
     let _ = leaks(fds).await;

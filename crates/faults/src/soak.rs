@@ -175,7 +175,7 @@ fn note(t: &mut Tally, outcome: Result<bool, String>) {
 
 /// One stdio cycle; `Ok(true)` when a crash was injected and seen.
 async fn stdio_cycle(ctx: &Ctx, t: &mut Tally) {
-    let inject = (t.cycles + 1) % 50 == 0;
+    let inject = (t.cycles + 1).is_multiple_of(50);
     let outcome = async {
         let client = connect_stdio(scripted_stdio(&ctx.exe, "ok"), ClientConfig::new())
             .await
@@ -196,7 +196,7 @@ async fn stdio_cycle(ctx: &Ctx, t: &mut Tally) {
 
 /// One HTTP cycle; `Ok(true)` when a reset was injected and seen.
 async fn http_cycle(proxy: &FaultProxy, t: &mut Tally) {
-    let inject = (t.cycles + 1) % 50 == 0;
+    let inject = (t.cycles + 1).is_multiple_of(50);
     let outcome = async {
         let client = connect_http(&proxy.url("/mcp"), http_config(), ClientConfig::new())
             .await

@@ -59,6 +59,10 @@
 //! # Ok(()) }
 //! ```
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it).
 mod call;

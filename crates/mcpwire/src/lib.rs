@@ -120,6 +120,10 @@
 //!
 //! Not here: an MCP server framework.
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Connecting needs a transport: with no transport feature, the facade only
 // re-exports the layers (for a transport of one's own).
 #[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]

@@ -317,20 +317,20 @@ impl IoTransport {
     /// chain of doublings).
     fn make_room(&mut self) {
         let max = self.decoder.max_frame_len();
-        if self.buf.len() + self.read_buffer_size >= mcpwire_codec::LARGE_FRAME_LEN {
-            if let Some(mut spare) = self.spare.take() {
-                // Succeeds only if nothing else holds the allocation, and
-                // then moves the view back to its start: the whole
-                // allocation is ours again.
-                if spare.try_reclaim(mcpwire_codec::grow_frame_buffer_len(max)) {
-                    spare.extend_from_slice(&self.buf);
-                    self.buf = spare;
-                    #[cfg(test)]
-                    {
-                        self.spare_reuses += 1;
-                    }
-                    return;
+        if self.buf.len() + self.read_buffer_size >= mcpwire_codec::LARGE_FRAME_LEN
+            && let Some(mut spare) = self.spare.take()
+        {
+            // Succeeds only if nothing else holds the allocation, and
+            // then moves the view back to its start: the whole
+            // allocation is ours again.
+            if spare.try_reclaim(mcpwire_codec::grow_frame_buffer_len(max)) {
+                spare.extend_from_slice(&self.buf);
+                self.buf = spare;
+                #[cfg(test)]
+                {
+                    self.spare_reuses += 1;
                 }
+                return;
             }
         }
         mcpwire_codec::grow_frame_buffer(&mut self.buf, self.read_buffer_size, max);
@@ -452,10 +452,10 @@ impl Transport for IoTransport {
 
     fn set_active(&mut self, active: Active) {
         self.grants.set(active);
-        if self.grants.any() {
-            if let Some(w) = self.waker.take() {
-                w.wake();
-            }
+        if self.grants.any()
+            && let Some(w) = self.waker.take()
+        {
+            w.wake();
         }
     }
 

@@ -53,6 +53,10 @@
 //! # }
 //! ```
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod active;
 mod direct;
 mod error;

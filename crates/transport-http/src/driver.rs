@@ -180,12 +180,12 @@ impl Driver {
         // A JSON-RPC error for the probe is a Streamable HTTP server of the
         // stateless revision refusing it (an unsupported version, say): its
         // answer, and no reason to look for a legacy stream.
-        if let Outbound::Request { id, .. } = &kind {
-            if let Some(body) = rpc_error_answer(&original, id) {
-                settle_mode(ctx);
-                ctx.events.frame(body).await;
-                return Probe::Streamable(None);
-            }
+        if let Outbound::Request { id, .. } = &kind
+            && let Some(body) = rpc_error_answer(&original, id)
+        {
+            settle_mode(ctx);
+            ctx.events.frame(body).await;
+            return Probe::Streamable(None);
         }
         match LegacyStream::open(ctx).await {
             Ok(stream) => {

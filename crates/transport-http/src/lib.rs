@@ -38,6 +38,10 @@
 //! GET stream), replay requests after a session expired (the client decides
 //! what is safe to repeat), or follow redirects.
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it; `--print` draws the layers).
 mod client;

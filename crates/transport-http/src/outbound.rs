@@ -42,14 +42,14 @@ impl Outbound {
     /// Classifies `frame` by its top-level `id`, `method`, `result` and
     /// `error` members.
     pub(crate) fn classify(frame: &Bytes) -> Outbound {
-        if let Some((id, rest)) = common_prefix(frame) {
-            if let Some(method) = rest.strip_prefix(br#","method":""#).and_then(plain_string) {
-                return Outbound::Request {
-                    id,
-                    initialize: method == b"initialize",
-                    meta: None,
-                };
-            }
+        if let Some((id, rest)) = common_prefix(frame)
+            && let Some(method) = rest.strip_prefix(br#","method":""#).and_then(plain_string)
+        {
+            return Outbound::Request {
+                id,
+                initialize: method == b"initialize",
+                meta: None,
+            };
         }
         let Some(peek) = Peek::of(frame).filter(|p| !p.answer) else {
             return Outbound::Other;
@@ -116,10 +116,10 @@ impl<'a> Peek<'a> {
 /// True if `frame` is the response (a result or an error) to the request
 /// with `id`. Only the envelope up to the id and the outcome is read.
 pub(crate) fn answers(frame: &[u8], id: &Id) -> bool {
-    if let Some((got, rest)) = common_prefix(frame) {
-        if rest.starts_with(br#","result":"#) || rest.starts_with(br#","error":"#) {
-            return got == *id;
-        }
+    if let Some((got, rest)) = common_prefix(frame)
+        && (rest.starts_with(br#","result":"#) || rest.starts_with(br#","error":"#))
+    {
+        return got == *id;
     }
     Peek::of(frame).is_some_and(|p| {
         p.answer && p.method.is_none() && p.id.and_then(parse_id).as_ref() == Some(id)

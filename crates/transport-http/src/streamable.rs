@@ -161,16 +161,17 @@ impl Streamable {
                         answer(&ctx, resp, frame, kind, had_session).await;
                     });
                 }
-                if initialized && status.is_success() {
-                    if let Some(answered) = self.start_listener() {
-                        // The GET stream is answered before the next frame is
-                        // posted, so whatever the server sends on it because
-                        // of our first requests has a stream to go to (a
-                        // server without an event store drops a message that
-                        // finds none). Bounded: a server slow to answer the
-                        // GET only delays the first request.
-                        let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
-                    }
+                if initialized
+                    && status.is_success()
+                    && let Some(answered) = self.start_listener()
+                {
+                    // The GET stream is answered before the next frame is
+                    // posted, so whatever the server sends on it because
+                    // of our first requests has a stream to go to (a
+                    // server without an event store drops a message that
+                    // finds none). Bounded: a server slow to answer the
+                    // GET only delays the first request.
+                    let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
                 }
                 None
             }

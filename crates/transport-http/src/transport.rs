@@ -255,11 +255,11 @@ impl Transport for HttpTransport {
         if let Poll::Ready(Some(event)) = self.queues.control.poll_recv(cx) {
             return Poll::Ready(Some(event));
         }
-        if self.grants.any() {
-            if let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx) {
-                self.grants.take();
-                return Poll::Ready(Some(TransportEvent::Frame(frame)));
-            }
+        if self.grants.any()
+            && let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx)
+        {
+            self.grants.take();
+            return Poll::Ready(Some(TransportEvent::Frame(frame)));
         }
         let _ = self.poll_done(cx);
         if let Some(reason) = &self.reason {
@@ -291,13 +291,13 @@ impl Transport for HttpTransport {
         if self.poll_done(cx).is_ready() {
             return Poll::Ready(());
         }
-        if let Some(deadline) = self.close_deadline.as_mut() {
-            if deadline.as_mut().poll(cx).is_ready() {
-                self.driver.abort();
-                self.done = None;
-                self.reason.get_or_insert(CloseReason::Local);
-                return Poll::Ready(());
-            }
+        if let Some(deadline) = self.close_deadline.as_mut()
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            self.driver.abort();
+            self.done = None;
+            self.reason.get_or_insert(CloseReason::Local);
+            return Poll::Ready(());
         }
         Poll::Pending
     }

@@ -71,7 +71,7 @@ async fn sized_answers(len: fn(u64) -> usize) -> Server {
         let pad = "p".repeat(len(id) - head.len() - tail.len());
         let body = format!("{head}{pad}{tail}");
         let reply = Reply::new(200).header("content-type", "application/json");
-        if id % 2 == 0 {
+        if id.is_multiple_of(2) {
             return reply.body(&body);
         }
         let (a, b) = body.split_at(body.len() / 2);

@@ -45,6 +45,10 @@
 //! What it does not do: speak MCP (frames are opaque bytes here), restart a
 //! server, or run on non-Unix systems (process groups and signals are Unix).
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 #[cfg(not(unix))]
 compile_error!("mcpwire-stdio needs Unix process groups and signals");
 

@@ -78,12 +78,12 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(
                 }
                 StderrMode::Discard => {}
                 StderrMode::Capture => {
-                    if let Some(tx) = &capture {
-                        if tx.try_send(line.clone()).is_err() {
-                            dropped += 1;
-                            if dropped.is_power_of_two() {
-                                tracing::warn!(command = %command, dropped, "stderr lines dropped: the owner is not reading events");
-                            }
+                    if let Some(tx) = &capture
+                        && tx.try_send(line.clone()).is_err()
+                    {
+                        dropped += 1;
+                        if dropped.is_power_of_two() {
+                            tracing::warn!(command = %command, dropped, "stderr lines dropped: the owner is not reading events");
                         }
                     }
                 }

@@ -172,16 +172,16 @@ impl StdioTransport {
             done_tx,
         ));
 
-        if !config.startup_grace.is_zero() {
-            if let Ok(Ok(status)) = tokio::time::timeout(config.startup_grace, &mut exit_rx).await {
-                let _ = tokio::time::timeout(STDERR_SETTLE, stderr_task).await;
-                let _ = shutdown_tx.send(());
-                let _ = done_rx.await;
-                return Err(SpawnError::ExitedAtStart {
-                    exit: exit_info(status, tail.lines(), &program),
-                    command: program,
-                });
-            }
+        if !config.startup_grace.is_zero()
+            && let Ok(Ok(status)) = tokio::time::timeout(config.startup_grace, &mut exit_rx).await
+        {
+            let _ = tokio::time::timeout(STDERR_SETTLE, stderr_task).await;
+            let _ = shutdown_tx.send(());
+            let _ = done_rx.await;
+            return Err(SpawnError::ExitedAtStart {
+                exit: exit_info(status, tail.lines(), &program),
+                command: program,
+            });
         }
 
         let info = TransportInfo::new("stdio", command_line)
@@ -253,17 +253,17 @@ impl StdioTransport {
 
     /// Notes the exit as soon as the supervisor reports it.
     fn poll_exit(&mut self, cx: &mut Context<'_>) {
-        if let Some(rx) = self.exit_rx.as_mut() {
-            if let Poll::Ready(result) = Pin::new(rx).poll(cx) {
-                self.exit_rx = None;
-                if let Ok(status) = result {
-                    self.exit = Some(status);
-                }
-                // Whatever the server wrote before it died is in the pipe:
-                // deliver it, then end instead of waiting for an EOF that a
-                // grandchild holding stdout open might never send.
-                self.io.peer_exited();
+        if let Some(rx) = self.exit_rx.as_mut()
+            && let Poll::Ready(result) = Pin::new(rx).poll(cx)
+        {
+            self.exit_rx = None;
+            if let Ok(status) = result {
+                self.exit = Some(status);
             }
+            // Whatever the server wrote before it died is in the pipe:
+            // deliver it, then end instead of waiting for an EOF that a
+            // grandchild holding stdout open might never send.
+            self.io.peer_exited();
         }
     }
 
@@ -327,10 +327,11 @@ impl Transport for StdioTransport {
         // decoding in profiles, so it is polled only when a line waits, or
         // below when stdout has nothing.
         let stderr_first = !std::mem::take(&mut self.stderr_delivered);
-        if stderr_first && self.stderr_rx.as_ref().is_some_and(|rx| !rx.is_empty()) {
-            if let Some(event) = self.poll_stderr(cx) {
-                return Poll::Ready(Some(event));
-            }
+        if stderr_first
+            && self.stderr_rx.as_ref().is_some_and(|rx| !rx.is_empty())
+            && let Some(event) = self.poll_stderr(cx)
+        {
+            return Poll::Ready(Some(event));
         }
         match self.poll_process_and_io(cx) {
             Poll::Pending => match self.poll_stderr(cx) {

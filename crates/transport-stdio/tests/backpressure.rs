@@ -117,7 +117,7 @@ for i in range({FRAMES}):
                 assert_eq!(v["params"]["seq"], next_seq, "frames arrive in order");
                 next_seq += 1;
                 max_held = max_held.max(t.buffered_len());
-                if next_seq % 10_000 == 0 {
+                if next_seq.is_multiple_of(10_000) {
                     rss_peak = rss_peak.max(vm_rss_kib());
                 }
             }

@@ -85,10 +85,10 @@ impl Keepalive {
         if !reading {
             self.deadline = None;
         }
-        if let Some(deadline) = self.deadline.as_mut() {
-            if deadline.as_mut().poll(cx).is_ready() {
-                return Err(Error::KeepaliveTimeout(self.pong_timeout));
-            }
+        if let Some(deadline) = self.deadline.as_mut()
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            return Err(Error::KeepaliveTimeout(self.pong_timeout));
         }
         while self.idle.as_mut().poll(cx).is_ready() {
             let now = Instant::now();
@@ -263,10 +263,10 @@ impl Driver {
             if view.close_requested {
                 return Poll::Ready(End::Local);
             }
-            if let Some(keepalive) = self.keepalive.as_mut() {
-                if let Err(e) = keepalive.poll(cx, view.may_read) {
-                    return Poll::Ready(End::Failed(e));
-                }
+            if let Some(keepalive) = self.keepalive.as_mut()
+                && let Err(e) = keepalive.poll(cx, view.may_read)
+            {
+                return Poll::Ready(End::Failed(e));
             }
             let wrote = match self.poll_write(cx) {
                 Ok(progress) => progress,

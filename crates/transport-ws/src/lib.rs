@@ -42,6 +42,10 @@
 //! (permessage-deflate), go through an HTTP proxy, or reconnect (the client
 //! above reconnects through its transport factory).
 
+// docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
+// feature it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod config;
 mod connect;
 mod driver;

@@ -188,20 +188,20 @@ impl Shared {
             let error = TransportError::from(Error::BinaryMessage { len, total });
             return Some(TransportEvent::Error(error));
         }
-        if s.grants.any() {
-            if let Some(frame) = s.frames.pop_front() {
-                s.grants.take();
-                // A slot of the read-ahead is free again.
-                if s.may_read(self.read_ahead) {
-                    wake(&mut s.driver);
-                }
-                return Some(TransportEvent::Frame(frame));
+        if s.grants.any()
+            && let Some(frame) = s.frames.pop_front()
+        {
+            s.grants.take();
+            // A slot of the read-ahead is free again.
+            if s.may_read(self.read_ahead) {
+                wake(&mut s.driver);
             }
+            return Some(TransportEvent::Frame(frame));
         }
-        if s.frames.is_empty() {
-            if let Some(reason) = &s.end {
-                return Some(TransportEvent::Closed(reason.clone()));
-            }
+        if s.frames.is_empty()
+            && let Some(reason) = &s.end
+        {
+            return Some(TransportEvent::Closed(reason.clone()));
         }
         register(&mut s.owner, cx);
         None

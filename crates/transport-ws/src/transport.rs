@@ -143,11 +143,11 @@ impl Transport for WsTransport {
         if self.shared.poll_finished(cx) {
             return Poll::Ready(());
         }
-        if let Some(deadline) = self.close_deadline.as_mut() {
-            if deadline.as_mut().poll(cx).is_ready() {
-                self.driver.abort();
-                return Poll::Ready(());
-            }
+        if let Some(deadline) = self.close_deadline.as_mut()
+            && deadline.as_mut().poll(cx).is_ready()
+        {
+            self.driver.abort();
+            return Poll::Ready(());
         }
         Poll::Pending
     }

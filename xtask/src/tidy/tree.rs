@@ -158,18 +158,16 @@ impl Tree {
 /// Where `mod name;` in a module whose children live in `dir` is written.
 fn module_file(dir: &Path, name: &str, attrs: &[syn::Attribute]) -> Result<PathBuf, String> {
     for attr in attrs {
-        if attr.path().is_ident("path") {
-            if let syn::Meta::NameValue(nv) = &attr.meta {
-                if let syn::Expr::Lit(syn::ExprLit {
-                    lit: syn::Lit::Str(s),
-                    ..
-                }) = &nv.value
-                {
-                    // `#[path]` is relative to the declaring file's directory.
-                    let base = dir.parent().unwrap_or(dir);
-                    return Ok(base.join(s.value()));
-                }
-            }
+        if attr.path().is_ident("path")
+            && let syn::Meta::NameValue(nv) = &attr.meta
+            && let syn::Expr::Lit(syn::ExprLit {
+                lit: syn::Lit::Str(s),
+                ..
+            }) = &nv.value
+        {
+            // `#[path]` is relative to the declaring file's directory.
+            let base = dir.parent().unwrap_or(dir);
+            return Ok(base.join(s.value()));
         }
     }
     let flat = dir.join(format!("{name}.rs"));

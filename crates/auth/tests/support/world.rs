@@ -231,16 +231,16 @@ impl World {
                 Some(scope),
             );
         }
-        if let Some(needed) = rs.needs.get(&method) {
-            if !needed.iter().all(|s| issued.scopes.contains(s)) {
-                return challenge(
-                    "Bearer",
-                    &rs,
-                    StatusCode::FORBIDDEN,
-                    Some("insufficient_scope"),
-                    Some(&needed.join(" ")),
-                );
-            }
+        if let Some(needed) = rs.needs.get(&method)
+            && !needed.iter().all(|s| issued.scopes.contains(s))
+        {
+            return challenge(
+                "Bearer",
+                &rs,
+                StatusCode::FORBIDDEN,
+                Some("insufficient_scope"),
+                Some(&needed.join(" ")),
+            );
         }
         json_response(StatusCode::OK, json!({"jsonrpc":"2.0","id":1,"result":{}}))
     }
@@ -347,10 +347,10 @@ impl World {
             if !ok {
                 return deny(self, format!("bad basic credentials for {id}"));
             }
-            if let Some(m) = &s.auth_methods {
-                if !m.iter().any(|x| x == "client_secret_basic") {
-                    self.fail("client_secret_basic used but not advertised");
-                }
+            if let Some(m) = &s.auth_methods
+                && !m.iter().any(|x| x == "client_secret_basic")
+            {
+                self.fail("client_secret_basic used but not advertised");
             }
             return Ok(id);
         }
@@ -380,18 +380,18 @@ impl World {
             if !ok {
                 return deny(self, format!("bad post credentials for {id}"));
             }
-            if let Some(m) = &s.auth_methods {
-                if !m.iter().any(|x| x == "client_secret_post") {
-                    self.fail("client_secret_post used but not advertised");
-                }
+            if let Some(m) = &s.auth_methods
+                && !m.iter().any(|x| x == "client_secret_post")
+            {
+                self.fail("client_secret_post used but not advertised");
             }
             return Ok(id);
         }
         // A public client.
-        if let Some(r) = self.registered.get(&id) {
-            if r.1.is_some() {
-                return deny(self, format!("confidential client {id} sent no secret"));
-            }
+        if let Some(r) = self.registered.get(&id)
+            && r.1.is_some()
+        {
+            return deny(self, format!("confidential client {id} sent no secret"));
         }
         if s.clients.get(&id).is_some_and(|sec| !sec.is_empty()) {
             return deny(self, format!("pre-registered client {id} sent no secret"));
@@ -415,32 +415,31 @@ impl World {
         }
         // DPoP at the token endpoint.
         let mut jkt = None;
-        if s.dpop {
-            if let Some(proof) = req
+        if s.dpop
+            && let Some(proof) = req
                 .headers()
                 .get("dpop")
                 .map(|v| v.to_str().unwrap().to_owned())
-            {
-                match verify_proof(&proof, "POST", &s.endpoint("token")) {
-                    Ok((k, claims)) => {
-                        if s.dpop_nonce && claims["nonce"] != AS_NONCE {
-                            let mut r = json_response(
-                                StatusCode::BAD_REQUEST,
-                                json!({"error":"use_dpop_nonce"}),
-                            );
-                            r.headers_mut()
-                                .insert("dpop-nonce", AS_NONCE.parse().unwrap());
-                            return r;
-                        }
-                        jkt = Some(k);
-                    }
-                    Err(e) => {
-                        self.fail(format!("bad token endpoint proof: {e}"));
-                        return json_response(
+        {
+            match verify_proof(&proof, "POST", &s.endpoint("token")) {
+                Ok((k, claims)) => {
+                    if s.dpop_nonce && claims["nonce"] != AS_NONCE {
+                        let mut r = json_response(
                             StatusCode::BAD_REQUEST,
-                            json!({"error":"invalid_dpop_proof"}),
+                            json!({"error":"use_dpop_nonce"}),
                         );
+                        r.headers_mut()
+                            .insert("dpop-nonce", AS_NONCE.parse().unwrap());
+                        return r;
                     }
+                    jkt = Some(k);
+                }
+                Err(e) => {
+                    self.fail(format!("bad token endpoint proof: {e}"));
+                    return json_response(
+                        StatusCode::BAD_REQUEST,
+                        json!({"error":"invalid_dpop_proof"}),
+                    );
                 }
             }
         }

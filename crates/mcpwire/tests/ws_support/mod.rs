@@ -53,10 +53,10 @@ pub async fn start(refuse: Option<u16>) -> McpWsServer {
                     let Ok(request) = serde_json::from_str::<Value>(&text) else {
                         continue;
                     };
-                    if let Some(answer) = answer(&request) {
-                        if ws.send(Message::text(answer.to_string())).await.is_err() {
-                            return;
-                        }
+                    if let Some(answer) = answer(&request)
+                        && ws.send(Message::text(answer.to_string())).await.is_err()
+                    {
+                        return;
                     }
                 }
             });

@@ -170,10 +170,10 @@ pub async fn read_raw(ws: &mut ServerWs, limit: usize, wait: Duration) -> (Vec<u
 pub async fn drain_texts(ws: &mut ServerWs) -> Vec<String> {
     let mut texts = Vec::new();
     while let Some(Ok(message)) = ws.next().await {
-        if let Ok(text) = message.to_text() {
-            if message.is_text() {
-                texts.push(text.to_owned());
-            }
+        if let Ok(text) = message.to_text()
+            && message.is_text()
+        {
+            texts.push(text.to_owned());
         }
     }
     texts
