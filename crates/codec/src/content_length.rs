@@ -5,6 +5,10 @@ use bytes::{Buf, Bytes, BytesMut};
 
 use crate::{DEFAULT_MAX_FRAME_LEN, DecodeError};
 
+/// The most a declared body length makes the decoder reserve ahead of
+/// the bytes themselves.
+const RESERVE_AHEAD: usize = 1 << 20;
+
 /// Decodes Content-Length framed messages.
 ///
 /// Each frame is a header block of `name: value` lines, ended by an empty line,
@@ -133,9 +137,11 @@ impl ContentLengthDecoder {
                 }
                 State::Body(len) => {
                     if buf.len() < len {
-                        // The length is within the maximum, so reserving room
-                        // for the whole body is bounded and saves regrowth.
-                        buf.reserve(len - buf.len());
+                        // Room for what is still to come, but never more
+                        // than RESERVE_AHEAD at once: the length is only the
+                        // peer's word (and the maximum may be huge), so the
+                        // buffer grows with the bytes that arrive.
+                        buf.reserve((len - buf.len()).min(RESERVE_AHEAD));
                         return Ok(None);
                     }
                     self.state = HEADER_START;
@@ -311,6 +317,26 @@ mod tests {
             Err(e) => out.push(Err(e)),
         }
         out
+    }
+
+    /// A declared length is the peer's word: with no practical maximum, a
+    /// huge one must not make the decoder allocate it (found by fuzzing:
+    /// the allocation aborted the process).
+    #[test]
+    fn a_huge_declared_length_reserves_only_a_bounded_amount() {
+        let mut dec = ContentLengthDecoder::with_max_frame_len(usize::MAX);
+        let mut buf = BytesMut::from(&b"Content-Length: 288230376151711744\r\n\r\n{}"[..]);
+        assert!(matches!(dec.decode(&mut buf), Ok(None)));
+        assert!(buf.capacity() <= RESERVE_AHEAD + 64, "{}", buf.capacity());
+        // A body that does arrive is still read whole.
+        let mut dec = ContentLengthDecoder::with_max_frame_len(usize::MAX);
+        let body = vec![b'x'; 3 * RESERVE_AHEAD];
+        let mut buf = BytesMut::from(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes());
+        assert!(matches!(dec.decode(&mut buf), Ok(None)));
+        for chunk in body.chunks(RESERVE_AHEAD / 2) {
+            buf.extend_from_slice(chunk);
+        }
+        assert_eq!(dec.decode(&mut buf).unwrap().unwrap().len(), body.len());
     }
 
     fn ok(s: &'static [u8]) -> Result<Bytes, DecodeError> {
