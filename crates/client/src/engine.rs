@@ -89,8 +89,9 @@ impl Engine {
     /// server is told when the caller gives up.
     ///
     /// Cancellation safety: dropping the future removes the pending entry
-    /// and, if the request was already queued, sends
-    /// `notifications/cancelled` (best effort: it is queued without waiting).
+    /// and, if the request was already queued, cancels it (`send_cancel`:
+    /// its answer stream closed, or `notifications/cancelled` queued
+    /// without waiting).
     /// The server may still act on the request; its late response is ignored.
     pub(crate) async fn call<P: Serialize + ?Sized>(
         &self,
@@ -305,7 +306,15 @@ impl Engine {
         self.pending.remove(id).is_some()
     }
 
-    fn send_cancel(&self, id: i64, reason: &str) {
+    /// Tells the server the request `id` is given up: in the stateless era
+    /// over Streamable HTTP by closing its answer stream (the transport's
+    /// [`FrameSender::abort`]), otherwise with `notifications/cancelled`
+    /// (stdio, and every transport of the `initialize` era).
+    pub(crate) fn send_cancel(&self, id: i64, reason: &str) {
+        if self.stamp().version().is_some() && self.sender.abort(&Id::Number(id)) {
+            tracing::debug!(id, reason, "request cancelled: its answer stream is closed");
+            return;
+        }
         let params = serde_json::json!({"requestId": id, "reason": reason});
         let mut buf = BytesMut::new();
         if encode_notification(&mut buf, "notifications/cancelled", Some(&params)).is_err() {

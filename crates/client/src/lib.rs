@@ -41,8 +41,10 @@
 //! # Cancellation safety
 //!
 //! Every request future may be dropped at any point. Dropping it frees its
-//! pending entry and, if the request was already queued for sending, queues
-//! `notifications/cancelled` for the server (without waiting). The server may
+//! pending entry and, if the request was already queued for sending, tells
+//! the server without waiting: in the stateless era over Streamable HTTP by
+//! closing the request's answer stream (the revision's way), otherwise by
+//! queueing `notifications/cancelled`. The server may
 //! still have acted on the request; its late answer is ignored. Timeouts and
 //! [`RequestOptions::cancel_token`] take the same path. `initialize` is never
 //! cancelled, as the specification requires.
@@ -78,6 +80,7 @@ mod frontmatter;
 mod handler;
 mod headers;
 mod lifecycle;
+mod listen;
 mod lock;
 mod notify;
 pub mod ops;
@@ -90,6 +93,7 @@ mod signal;
 pub mod skills;
 mod stamp;
 mod state;
+mod subscription;
 mod supervisor;
 pub mod tasks;
 pub mod types;

@@ -20,6 +20,7 @@ use crate::conn::Conn;
 use crate::engine::EncodedRequest;
 use crate::error::Error;
 use crate::headers::param_headers;
+use crate::listen;
 use crate::options::{Replay, RequestOptions};
 use crate::rounds::Rounds;
 use crate::schema::ToolEntry;
@@ -436,7 +437,8 @@ operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
     named(client, "resources/read", this.uri, &params, &opts).await
 });
 
-/// `resources/subscribe`.
+/// `resources/subscribe`, or in the stateless era a
+/// `subscriptions/listen` stream that includes the resource.
 #[derive(Debug)]
 pub struct Subscribe<'a> {
     pub(crate) uri: &'a str,
@@ -445,22 +447,39 @@ pub struct Subscribe<'a> {
 operation!(['a] Subscribe<'a> => ResourceSubscription, |this, client, opts| {
     // Listen before asking, so no update between the two is missed.
     let rx = client.shared.hub.updates_for(this.uri);
-    let params = json!({ "uri": this.uri });
-    typed::<_, EmptyResult>(client, "resources/subscribe", Some(&params), &opts, Replay::Allow)
-        .await?;
+    if client.era() == Some(Era::Modern) {
+        // The stateless era has no `resources/subscribe`: the URI joins the
+        // connection's `subscriptions/listen` stream (`crate::listen`).
+        client.conn()?;
+        let timeout = opts.timeout.unwrap_or(client.shared.config.request_timeout);
+        listen::change(&client.shared, this.uri, true, timeout).await?;
+    } else {
+        let params = json!({ "uri": this.uri });
+        typed::<_, EmptyResult>(client, "resources/subscribe", Some(&params), &opts, Replay::Allow)
+            .await?;
+        // Kept, to subscribe again on a new session.
+        client.shared.wanted.change(this.uri, true);
+    }
     Ok(ResourceSubscription {
         uri: this.uri.to_owned(),
         rx,
     })
 });
 
-/// `resources/unsubscribe`.
+/// `resources/unsubscribe`, or in the stateless era a
+/// `subscriptions/listen` stream without the resource.
 #[derive(Debug)]
 pub struct Unsubscribe<'a> {
     pub(crate) uri: &'a str,
 }
 
 operation!(['a] Unsubscribe<'a> => (), |this, client, opts| {
+    if client.era() == Some(Era::Modern) {
+        client.conn()?;
+        let timeout = opts.timeout.unwrap_or(client.shared.config.request_timeout);
+        return listen::change(&client.shared, this.uri, false, timeout).await;
+    }
+    client.shared.wanted.change(this.uri, false);
     let params = json!({ "uri": this.uri });
     typed::<_, EmptyResult>(client, "resources/unsubscribe", Some(&params), &opts, Replay::Allow)
         .await

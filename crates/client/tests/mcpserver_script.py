@@ -48,5 +48,14 @@ def review(code: str) -> str:
     return f"Please review:\n{code}"
 
 
+@server.tool()
+async def touch(ctx: Context) -> str:
+    """Announces a change of the tool list and of the greeting (delivered on
+    `subscriptions/listen` streams in the 2026-07-28 era)."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated("fixture://greeting")
+    return "touched"
+
+
 if __name__ == "__main__":
     server.run("stdio")
