@@ -32,6 +32,7 @@ use crate::options::{Replay, RequestOptions, TraceContext};
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
 use crate::signal::{DriverSignal, SIGNAL_REARM};
 use crate::stamp::{Route, Stamp};
+use crate::trace;
 use crate::types::Progress;
 
 /// Counters for one connection.
@@ -123,10 +124,16 @@ impl Engine {
     ) -> Result<EncodedRequest, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let stamp = self.stamp();
+        // An explicit trace context wins; else the current span's (the
+        // `otel` feature).
+        let from_span = match &opts.trace {
+            Some(_) => None,
+            None => trace::from_current_span(),
+        };
         let extra = Extra {
             progress: opts.wants_progress(),
             stamp: stamp.meta(),
-            trace: opts.trace.as_ref(),
+            trace: opts.trace.as_ref().or(from_span.as_ref()),
         };
         let frame = encode(id, method, params, &extra)?;
         let meta = if self.sender.wants_meta() {

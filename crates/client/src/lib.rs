@@ -96,6 +96,7 @@ mod state;
 mod subscription;
 mod supervisor;
 pub mod tasks;
+mod trace;
 pub mod types;
 mod version;
 
