@@ -164,3 +164,95 @@ async fn the_listen_stream_delivers_and_is_opened_again_when_it_breaks() {
     assert_eq!(post.header("mcp-method"), Some("subscriptions/listen"));
     client.close().await;
 }
+
+fn servers_dir() -> std::path::PathBuf {
+    match std::env::var_os("MCPWIRE_SERVERS_DIR") {
+        Some(d) => d.into(),
+        None => std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs the real MCP servers: `cargo xtask servers`, then `cargo test -- --include-ignored` (cargo xtask ci does both)"]
+async fn python_sdk_server_over_http_listen_and_cancel() {
+    let python = servers_dir().join("venv/bin/python");
+    assert!(
+        python.exists(),
+        "{} is not installed: run `cargo xtask servers`",
+        python.display()
+    );
+    let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../client/tests/mcpserver_script.py");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut child = tokio::process::Command::new(&python)
+        .arg(&script)
+        .args(["streamable-http", &port.to_string()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("python starts");
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let client = tokio::time::timeout(WAIT, async {
+        loop {
+            let http = Server::http(url.clone()).config(HttpConfig::new().proxy(Proxy::none()));
+            match mcpwire::connect(http, ClientConfig::new()).await {
+                Ok(c) => break c,
+                Err(_) => tokio::time::sleep(Duration::from_millis(100)).await,
+            }
+        }
+    })
+    .await
+    .expect("the server answers");
+    assert_eq!(client.era(), Some(mcpwire::Era::Modern));
+
+    // subscriptions/listen over HTTP: its SSE answer carries both.
+    let mut tools = client.list_changed(ListKind::Tools);
+    let mut greeting = tokio::time::timeout(WAIT, client.subscribe_resource("fixture://greeting"))
+        .await
+        .expect("in time")
+        .expect("acknowledged");
+    client.call_tool("touch", &json!({})).await.unwrap();
+    let update = tokio::time::timeout(WAIT, greeting.changed())
+        .await
+        .expect("an update in time")
+        .unwrap();
+    assert_eq!(update.uri, "fixture://greeting");
+    tokio::time::timeout(WAIT, tools.wait_for(|n| *n >= 1))
+        .await
+        .expect("a tools change in time")
+        .unwrap();
+
+    // A cancelled call closes its stream; the caller is told at once and
+    // the client goes on.
+    let token = CancellationToken::new();
+    let call = tokio::spawn({
+        let client = client.clone();
+        let token = token.clone();
+        async move {
+            client
+                .call_tool("slow", &json!({"steps": 1000}))
+                .cancel_token(token)
+                .await
+        }
+    });
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    token.cancel();
+    let err = tokio::time::timeout(Duration::from_secs(2), call)
+        .await
+        .expect("at once")
+        .unwrap()
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Cancelled);
+    let r = client
+        .call_tool("echo", &json!({"message": "still here"}))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "still here");
+    client.close().await;
+    let _ = child.kill().await;
+}
