@@ -317,7 +317,7 @@ impl Engine {
     /// over Streamable HTTP by closing its answer stream (the transport's
     /// [`FrameSender::abort`]), otherwise with `notifications/cancelled`
     /// (stdio, and every transport of the `initialize` era).
-    pub(crate) fn send_cancel(&self, id: i64, reason: &str) {
+    fn send_cancel(&self, id: i64, reason: &str) {
         if self.stamp().version().is_some() && self.sender.abort(&Id::Number(id)) {
             tracing::debug!(id, reason, "request cancelled: its answer stream is closed");
             return;
