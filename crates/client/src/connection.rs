@@ -182,6 +182,7 @@ async fn serve<D: Future<Output = DriverExit>>(
         server = %session.result.server_info.name,
         "session ready"
     );
+    shared.hub.cache.set_server(target.key.as_deref());
     shared.set_session(session);
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);
