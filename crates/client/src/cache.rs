@@ -322,6 +322,17 @@ impl Key {
     }
 }
 
+/// How long an answer is kept.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Lifetime {
+    /// As its caching hints say (the stateless era): `ttlMs`, and
+    /// `cacheScope` for who may see it.
+    Hinted,
+    /// Until its `list_changed` or a new session, for this client's
+    /// partition only (the `initialize` era, which has no hints).
+    UntilChanged,
+}
+
 /// What a notification makes stale.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Topic<'a> {
@@ -414,6 +425,7 @@ impl Hints {
 /// One client's view of its cache: which store (the shared one it was
 /// given, or its own, made on first use), which server its answers come
 /// from, and whose private answers it may see.
+#[derive(Debug)]
 pub(crate) struct ClientCache {
     shared: Option<ResponseCache>,
     own_bounds: (usize, usize),
@@ -488,6 +500,81 @@ impl ClientCache {
         match &self.credential {
             Some(c) => Partition::Credential(c.clone()),
             None => Partition::Client(self.instance),
+        }
+    }
+
+    /// The fresh answer to `method` selected by `arg` this client may be
+    /// served: its private one first, then a public one.
+    pub(crate) fn lookup(&self, method: &'static str, arg: Option<&str>) -> Option<Payload> {
+        let shown = arg.unwrap_or("");
+        let found = self.reader().and_then(|store| {
+            let now = Instant::now();
+            let mut key = self.key(self.private(), method, arg);
+            store.get(&key, now).or_else(|| {
+                key.partition = Partition::Public;
+                store.get(&key, now)
+            })
+        });
+        match &found {
+            Some(_) => tracing::debug!(method, arg = shown, "cache hit"),
+            None => tracing::debug!(method, arg = shown, "cache miss"),
+        }
+        found
+    }
+
+    /// What to give back to [`keep`](Self::keep): `None` if the cache is
+    /// off.
+    pub(crate) fn begin(&self) -> Option<u64> {
+        self.writer().map(ResponseCache::generation)
+    }
+
+    /// Keeps `payload`, the answer to `method` selected by `arg`, for as
+    /// long as `lifetime` says, unless an invalidation happened since
+    /// [`begin`](Self::begin) gave `generation`.
+    pub(crate) fn keep(
+        &self,
+        method: &'static str,
+        arg: Option<&str>,
+        payload: &Payload,
+        lifetime: Lifetime,
+        generation: u64,
+    ) {
+        let Some(store) = self.writer() else { return };
+        let (partition, expires) = match lifetime {
+            Lifetime::Hinted => {
+                let hints = Hints::of(payload);
+                if hints.ttl.is_zero() {
+                    return;
+                }
+                let partition = if hints.public {
+                    Partition::Public
+                } else {
+                    self.private()
+                };
+                (partition, Some(Instant::now() + hints.ttl))
+            }
+            Lifetime::UntilChanged => (self.private(), None),
+        };
+        let key = self.key(partition, method, arg);
+        let public = key.partition == Partition::Public;
+        let stored = store.put(key, payload.clone(), expires, generation);
+        let ttl_ms = expires.map(|at| at.saturating_duration_since(Instant::now()).as_millis());
+        tracing::debug!(
+            method,
+            arg = arg.unwrap_or(""),
+            stored,
+            public,
+            ?ttl_ms,
+            "cache store"
+        );
+    }
+
+    fn key(&self, partition: Partition, method: &'static str, arg: Option<&str>) -> Key {
+        Key {
+            server: self.server(),
+            partition,
+            method,
+            arg: arg.map(Box::from),
         }
     }
 

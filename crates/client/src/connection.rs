@@ -99,9 +99,13 @@ async fn attempt(
             });
         }
     };
+    let key = era_cache::key(&transport.info());
+    // No connection is ready now: nothing reads the cache's server under way.
+    shared.hub.cache.set_server(key.as_deref());
     let target = Arc::new(Target {
-        key: era_cache::key(&transport.info()),
+        key,
         skip_probe,
+        cache: Some(shared.hub.cache.clone()),
         ..Target::default()
     });
     let engine = Engine::new(
@@ -182,7 +186,6 @@ async fn serve<D: Future<Output = DriverExit>>(
         server = %session.result.server_info.name,
         "session ready"
     );
-    shared.hub.cache.set_server(target.key.as_deref());
     shared.set_session(session);
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);

@@ -16,7 +16,7 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::cache::{Hints, Key, Partition, Topic, cacheable};
+use crate::cache::{Lifetime, Topic, cacheable};
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
 use crate::conn::Conn;
@@ -157,28 +157,16 @@ async fn send_counted<P: Serialize + ?Sized>(
         .await
 }
 
-/// How the cache may keep an answer, by era.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Keep {
-    /// As its caching hints say (the stateless era).
-    Hinted,
-    /// Until the list's `list_changed` (the `initialize` era, for a list the
-    /// server declared `listChanged: true` for).
-    UntilChanged,
-    /// Not at all.
-    No,
-}
-
-fn keep(client: &Client, method: &str) -> Keep {
+/// How the cache may keep the answer to `method` in the current era:
+/// `None` if not at all.
+fn lifetime(client: &Client, method: &str) -> Option<Lifetime> {
     if !cacheable(method) {
-        return Keep::No;
+        return None;
     }
-    match client.era() {
-        Some(Era::Modern) => Keep::Hinted,
-        Some(Era::Legacy) => {
-            let Some(session) = client.initialize_result() else {
-                return Keep::No;
-            };
+    match client.era()? {
+        Era::Modern => Some(Lifetime::Hinted),
+        Era::Legacy => {
+            let session = client.initialize_result()?;
             let caps = &session.capabilities;
             let list = match method {
                 "tools/list" => caps.tools.as_ref(),
@@ -188,13 +176,8 @@ fn keep(client: &Client, method: &str) -> Keep {
                 // subscriptions: not cached in this era.
                 _ => None,
             };
-            if list.and_then(|l| l.list_changed) == Some(true) {
-                Keep::UntilChanged
-            } else {
-                Keep::No
-            }
+            (list?.list_changed == Some(true)).then_some(Lifetime::UntilChanged)
         }
-        None => Keep::No,
     }
 }
 
@@ -215,66 +198,28 @@ where
     Fut: Future<Output = Result<(Payload, u32), Error>>,
 {
     let view = &client.shared.hub.cache;
-    let keep = match opts.cache {
-        CacheMode::Bypass => Keep::No,
-        _ if !view.enabled() => Keep::No,
-        _ => keep(client, method),
+    let lifetime = match opts.cache {
+        CacheMode::Bypass => None,
+        _ if !view.enabled() => None,
+        _ => lifetime(client, method),
     };
-    if keep == Keep::No {
+    let Some(lifetime) = lifetime else {
         return fetch().await.map(|(p, _)| (p, false));
-    }
-    let key = Key {
-        server: view.server(),
-        partition: view.private(),
-        method,
-        arg: arg.map(Box::from),
     };
-    let shown = arg.unwrap_or("");
-    if opts.cache == CacheMode::Use {
-        if let Some(store) = view.reader() {
-            let now = tokio::time::Instant::now();
-            let public = Key {
-                partition: Partition::Public,
-                ..key.clone()
-            };
-            if let Some(p) = store.get(&key, now).or_else(|| store.get(&public, now)) {
-                tracing::debug!(method, arg = shown, "cache hit");
-                return Ok((p, true));
-            }
-        }
-        tracing::debug!(method, arg = shown, "cache miss");
+    if opts.cache == CacheMode::Use
+        && let Some(payload) = view.lookup(method, arg)
+    {
+        return Ok((payload, true));
     }
-    let generation = view.writer().map(|s| s.generation());
+    let generation = view.begin();
     let (payload, rounds) = fetch().await?;
-    let (Some(store), Some(generation)) = (view.writer(), generation) else {
-        return Ok((payload, false));
-    };
-    if rounds > 0 {
-        // It depends on the inputs given, which are not part of the key.
-        return Ok((payload, false));
+    // After input rounds the answer depends on the inputs given, which
+    // are not part of the key.
+    if let Some(generation) = generation
+        && rounds == 0
+    {
+        view.keep(method, arg, &payload, lifetime, generation);
     }
-    let (partition, expires) = match keep {
-        Keep::Hinted => {
-            let hints = Hints::of(&payload);
-            if hints.ttl.is_zero() {
-                return Ok((payload, false));
-            }
-            let partition = if hints.public {
-                Partition::Public
-            } else {
-                key.partition.clone()
-            };
-            (partition, Some(tokio::time::Instant::now() + hints.ttl))
-        }
-        _ => (key.partition.clone(), None),
-    };
-    let stored = store.put(
-        Key { partition, ..key },
-        payload.clone(),
-        expires,
-        generation,
-    );
-    tracing::debug!(method, arg = shown, stored, ttl = ?expires.map(|_| ()), "cache store");
     Ok((payload, false))
 }
 

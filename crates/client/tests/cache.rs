@@ -16,10 +16,10 @@ use std::time::Duration;
 use common::{connected, within};
 use mcpwire_client::types::{ElicitAction, ElicitParams, ElicitResult};
 use mcpwire_client::{
-    CacheMode, Client, ClientConfig, CredentialId, HandlerError, ListKind, RequestContext,
-    ResponseCache,
+    CacheMode, Client, ClientConfig, ConnectionState, CredentialId, HandlerError, ListKind,
+    Reconnect, RequestContext, ResponseCache, TransportFactory,
 };
-use mcpwire_test_support::{FakeServer, MemoryTransport, memory_pair};
+use mcpwire_test_support::{FakeServer, MemoryPeer, MemoryTransport, memory_pair};
 use mcpwire_transport::{Active, FrameSender, Transport, TransportEvent, TransportInfo};
 use serde_json::{Value, json};
 
@@ -720,5 +720,46 @@ async fn an_answer_after_input_rounds_is_not_kept() {
         contents("file:///secret", "s", 60_000, "public"),
     )
     .await;
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_fresh_discover_answer_spares_the_handshake_of_a_reconnection() {
+    let (tx, mut peers) = tokio::sync::mpsc::unbounded_channel::<MemoryPeer>();
+    let factory: TransportFactory = Box::new(move || {
+        let (t, p) = memory_pair(16);
+        let _ = tx.send(p);
+        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
+    });
+    let config = ClientConfig::new().reconnect(
+        Reconnect::new()
+            .initial_delay(Duration::from_millis(10))
+            .max_delay(Duration::from_millis(20)),
+    );
+    let connect = tokio::spawn(Client::connect_with(factory, config));
+    let mut server = FakeServer::new(within(peers.recv()).await.unwrap());
+    let probe = server.expect_request("server/discover").await;
+    let mut discovered = discover_result();
+    discovered["ttlMs"] = json!(60_000);
+    discovered["instructions"] = json!("cached instructions");
+    server.respond(&probe.id, discovered).await;
+    let client = within(connect).await.unwrap().unwrap();
+    let mut states = client.watch_state();
+
+    server.crash(1, &[]).await;
+    within(states.wait_for(|s| matches!(s, ConnectionState::Backoff { .. })))
+        .await
+        .unwrap();
+    let mut server = FakeServer::new(within(peers.recv()).await.unwrap());
+    // Ready again without asking: the first thing the new server sees is
+    // the caller's request.
+    within(states.wait_for(|s| matches!(s, ConnectionState::Ready)))
+        .await
+        .unwrap();
+    assert_eq!(
+        client.instructions().as_deref(),
+        Some("cached instructions")
+    );
+    barrier(&client, &mut server).await;
     client.close().await;
 }
