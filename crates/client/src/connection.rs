@@ -105,7 +105,7 @@ async fn attempt(
     let target = Arc::new(Target {
         key,
         skip_probe,
-        cache: Some(shared.hub.cache.clone()),
+        hub: Some(shared.hub.clone()),
         ..Target::default()
     });
     let engine = Engine::new(

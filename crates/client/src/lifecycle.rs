@@ -28,11 +28,12 @@ use std::time::Duration;
 use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
 use serde_json::{Value, json};
 
-use crate::cache::{ClientCache, Lifetime};
+use crate::cache::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;
 use crate::error::{Error, ErrorKind};
+use crate::notify::Hub;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::stamp::Stamp;
@@ -53,7 +54,7 @@ pub(crate) type HandshakeFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
 
 /// What a lifecycle knows of the server it starts a session with.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Target {
     /// The era cache's key for the server, if its transport names one.
     pub(crate) key: Option<String>,
@@ -62,9 +63,9 @@ pub(crate) struct Target {
     pub(crate) probing: AtomicBool,
     /// Go straight to `initialize` (the probe already killed a server).
     pub(crate) skip_probe: bool,
-    /// The client's response cache, which may hold a fresh
-    /// `server/discover` answer of this server.
-    pub(crate) cache: Option<Arc<ClientCache>>,
+    /// The client's notification hub, whose response cache may hold a
+    /// fresh `server/discover` answer of this server.
+    pub(crate) hub: Option<Arc<Hub>>,
 }
 
 /// Starts a session over a fresh engine (and again after the session
@@ -184,7 +185,11 @@ impl Discover {
                 .and_then(|l| serde_json::to_value(l).ok()),
         );
         let opts = RequestOptions::new().timeout(timeout);
-        let cache = target.cache.as_deref().filter(|c| c.enabled());
+        let cache = target
+            .hub
+            .as_ref()
+            .map(|h| &h.cache)
+            .filter(|c| c.enabled());
         let mut retried = false;
         loop {
             engine.set_stamp(stamp.clone());

@@ -12,8 +12,8 @@
 //! Until then messages are dropped as they would be with no receiver.
 
 use std::collections::HashMap;
+use std::sync::OnceLock;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
 use mcpwire_codec::jsonrpc::Payload;
 use serde_json::Value;
@@ -59,11 +59,11 @@ pub(crate) struct Hub {
     pub(crate) tools: ToolCache,
     /// The response cache, invalidated by `list_changed` and
     /// `resources/updated`.
-    pub(crate) cache: Arc<ClientCache>,
+    pub(crate) cache: ClientCache,
 }
 
 impl Hub {
-    pub(crate) fn new(capacity: usize, cache: Arc<ClientCache>) -> Self {
+    pub(crate) fn new(capacity: usize, cache: ClientCache) -> Self {
         Self {
             cache,
             capacity,
@@ -208,8 +208,8 @@ fn trace_log(msg: &LogMessage) {
 mod tests {
     use super::*;
 
-    fn test_cache() -> Arc<ClientCache> {
-        Arc::new(ClientCache::new(None, (0, 0), None))
+    fn test_cache() -> ClientCache {
+        ClientCache::new(None, (0, 0), None)
     }
 
     #[test]

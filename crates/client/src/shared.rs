@@ -49,11 +49,11 @@ impl Shared {
         Self {
             hub: Arc::new(Hub::new(
                 config.notification_capacity,
-                Arc::new(ClientCache::new(
+                ClientCache::new(
                     config.response_cache.clone(),
                     config.response_cache_size,
                     config.credential_id.clone(),
-                )),
+                ),
             )),
             dispatcher: Arc::new(Dispatcher::new(config.clone())),
             lifecycle: lifecycle::for_config(&config),
