@@ -775,6 +775,69 @@ mod tests {
         }
     }
 
+    /// Collects the messages of the events emitted while it is the
+    /// default subscriber.
+    #[derive(Default)]
+    struct Messages(std::sync::Mutex<Vec<String>>);
+
+    impl tracing::Subscriber for Messages {
+        fn enabled(&self, _: &tracing::Metadata<'_>) -> bool {
+            true
+        }
+        fn new_span(&self, _: &tracing::span::Attributes<'_>) -> tracing::span::Id {
+            tracing::span::Id::from_u64(1)
+        }
+        fn record(&self, _: &tracing::span::Id, _: &tracing::span::Record<'_>) {}
+        fn record_follows_from(&self, _: &tracing::span::Id, _: &tracing::span::Id) {}
+        fn event(&self, event: &tracing::Event<'_>) {
+            struct Visit<'a>(&'a mut String);
+            impl tracing::field::Visit for Visit<'_> {
+                fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn fmt::Debug) {
+                    use std::fmt::Write;
+                    let _ = write!(self.0, "{}={:?} ", field.name(), value);
+                }
+            }
+            assert_eq!(*event.metadata().level(), tracing::Level::DEBUG);
+            let mut line = String::new();
+            event.record(&mut Visit(&mut line));
+            self.0.lock().unwrap().push(line);
+        }
+        fn enter(&self, _: &tracing::span::Id) {}
+        fn exit(&self, _: &tracing::span::Id) {}
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn hits_misses_stores_and_expiries_are_traced_at_debug() {
+        let messages = Arc::new(Messages::default());
+        let view = ClientCache::new(None, (8, 1 << 20), None);
+        let answer = payload(json!({"tools": [], "ttlMs": 1000, "cacheScope": "public"}));
+        tracing::subscriber::with_default(messages.clone(), || {
+            assert!(view.lookup("tools/list", Some("c1")).is_none());
+            let g = view.begin().unwrap();
+            view.keep("tools/list", Some("c1"), &answer, Lifetime::Hinted, g);
+            assert!(view.lookup("tools/list", Some("c1")).is_some());
+        });
+        tokio::time::advance(Duration::from_secs(1)).await;
+        tracing::subscriber::with_default(messages.clone(), || {
+            assert!(view.lookup("tools/list", Some("c1")).is_none());
+        });
+        let lines = messages.0.lock().unwrap().clone();
+        let find = |what: &str| {
+            lines
+                .iter()
+                .any(|l| l.contains(what) && l.contains("tools/list"))
+        };
+        for what in [
+            "cache miss",
+            "cache store",
+            "cache hit",
+            "cache entry expired",
+        ] {
+            assert!(find(what), "no {what:?} in {lines:#?}");
+        }
+        assert!(lines.iter().all(|l| l.contains("c1")), "{lines:#?}");
+    }
+
     #[test]
     fn a_credential_from_a_secret_keeps_only_a_digest() {
         let id = CredentialId::from_secret("s3cret-token");
