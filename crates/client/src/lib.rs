@@ -67,6 +67,7 @@ mod api;
 mod cache;
 mod call;
 mod client;
+mod client_cache;
 mod config;
 mod conn;
 mod connection;

@@ -28,7 +28,7 @@ use std::time::Duration;
 use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
 use serde_json::{Value, json};
 
-use crate::cache::Lifetime;
+use crate::client_cache::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;

@@ -19,7 +19,8 @@ use mcpwire_codec::jsonrpc::Payload;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
-use crate::cache::{ClientCache, Topic};
+use crate::cache::Topic;
+use crate::client_cache::ClientCache;
 use crate::lock::Mutex;
 use crate::schema::ToolCache;
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};

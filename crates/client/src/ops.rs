@@ -16,9 +16,10 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
-use crate::cache::{Lifetime, Topic, cacheable};
+use crate::cache::{Topic, cacheable};
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
+use crate::client_cache::Lifetime;
 use crate::conn::Conn;
 use crate::engine::EncodedRequest;
 use crate::error::{Error, ErrorKind};

@@ -8,7 +8,7 @@ use std::sync::atomic::AtomicI64;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
-use crate::cache::ClientCache;
+use crate::client_cache::ClientCache;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
