@@ -23,8 +23,8 @@ fn otel_spans() -> tracing::subscriber::DefaultGuard {
     tracing::subscriber::set_default(tracing_subscriber::registry().with(layer))
 }
 
-/// Sends `tools/list` from inside `span` and returns the `_meta` the server
-/// saw.
+/// Sends `ping` (never answered from the response cache) from inside
+/// `span` and returns the `_meta` the server saw.
 async fn meta_of_a_call_in(
     client: &Client,
     server: &mut FakeServer,
@@ -34,7 +34,7 @@ async fn meta_of_a_call_in(
     let call = tokio::spawn({
         let client = client.clone();
         async move {
-            let call = client.list_tools(None);
+            let call = client.ping();
             match explicit {
                 Some(t) => call.trace_context(t).await,
                 None => call.await,
@@ -42,8 +42,8 @@ async fn meta_of_a_call_in(
         }
         .instrument(span)
     });
-    let req = server.expect_request("tools/list").await;
-    server.respond(&req.id, json!({"tools": []})).await;
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
     within(call).await.unwrap().unwrap();
     let params: Value = req
         .params
