@@ -56,6 +56,13 @@
 //! the tail of its stderr. While the client is not ready (connecting, backing
 //! off before a reconnect), calls fail at once with a retryable `Closed` error.
 //!
+//! # Features
+//!
+//! `otel` (off by default): a request without an explicit
+//! [`TraceContext`] carries the current `tracing` span's OpenTelemetry
+//! context as `traceparent`/`tracestate` in its `_meta` (through
+//! `tracing-opentelemetry`; the user's subscriber must have its layer).
+//!
 //! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
 //! server-side framework.
 
