@@ -459,3 +459,69 @@ async fn subscriptions_are_asked_for_again_after_a_reconnection_in_both_eras() {
         client.close().await;
     }
 }
+
+/// The next request on `peer` (no deadline: the test runs in paused time,
+/// where the client's backoff may be longer than any fixed wait).
+async fn next_request(peer: &mut MemoryPeer) -> (Value, String) {
+    let frame = peer.recv_frame().await.expect("the client is there");
+    let msg: Value = serde_json::from_slice(&frame).unwrap();
+    let method = msg["method"].as_str().unwrap_or_default().to_owned();
+    (msg["id"].clone(), method)
+}
+
+async fn reply(peer: &MemoryPeer, id: &Value, outcome: Value) {
+    let mut msg = json!({"jsonrpc": "2.0", "id": id});
+    if outcome.get("code").is_some() {
+        msg["error"] = outcome;
+    } else {
+        msg["result"] = outcome;
+    }
+    assert!(peer.send_frame(msg.to_string()).await);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_stream_that_keeps_failing_stops_after_its_budget_until_the_set_changes() {
+    let (transport, mut peer) = memory_pair(64);
+    let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
+    let (id, method) = next_request(&mut peer).await;
+    assert_eq!(method, "server/discover");
+    let caps = json!({"tools": {"listChanged": true}, "resources": {"subscribe": true}});
+    reply(
+        &peer,
+        &id,
+        json!({"supportedVersions": ["2026-07-28"], "capabilities": caps}),
+    )
+    .await;
+    let client = connect.await.unwrap().unwrap();
+    // The first attempt, then 8 more after growing delays: the budget.
+    let refused = json!({"code": -32603, "message": "Subscription limit reached"});
+    let started = tokio::time::Instant::now();
+    for _ in 0..9 {
+        let (id, method) = next_request(&mut peer).await;
+        assert_eq!(method, "subscriptions/listen");
+        reply(&peer, &id, refused.clone()).await;
+    }
+    let spent = started.elapsed();
+    assert!(
+        spent >= Duration::from_secs(40) && spent <= Duration::from_secs(120),
+        "backed off between attempts (250 ms doubling to 30 s): {spent:?}"
+    );
+    // Then nothing more, however long it waits.
+    assert!(
+        tokio::time::timeout(Duration::from_secs(600), peer.recv_frame())
+            .await
+            .is_err(),
+        "gave up"
+    );
+    // A change of the set is a new start: one more attempt, whose failure
+    // the subscriber gets.
+    let sub = tokio::spawn({
+        let client = client.clone();
+        async move { client.subscribe_resource(URI).await.map(|_| ()) }
+    });
+    let (id, method) = next_request(&mut peer).await;
+    assert_eq!(method, "subscriptions/listen");
+    reply(&peer, &id, refused).await;
+    let err = sub.await.unwrap().unwrap_err();
+    assert_eq!(err.code().map(|c| c.0), Some(-32603));
+}
