@@ -38,6 +38,20 @@ impl Metas {
         }
         kind
     }
+
+    /// Gives back the metadata [`classify`](Self::classify) took, for a
+    /// frame that goes back to the queue to be classified again.
+    pub(crate) fn put_back(&self, kind: &Outbound) {
+        if let Outbound::Request {
+            id,
+            meta: Some(meta),
+            ..
+        } = kind
+        {
+            let mut table = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            table.insert(id.clone(), meta.clone());
+        }
+    }
 }
 
 impl FrameMetaSink for Metas {
@@ -78,6 +92,25 @@ mod tests {
             metas.0.lock().unwrap().is_empty(),
             "the notification kept nothing"
         );
+    }
+
+    #[test]
+    fn metadata_put_back_is_taken_by_the_next_classify() {
+        // A direct post that falls back to the queue after classifying
+        // gives the metadata back, so the driver's POST still carries it.
+        let metas = Metas::default();
+        let req = Bytes::from_static(br#"{"jsonrpc":"2.0","id":"r","method":"tools/list"}"#);
+        let meta = Arc::new(FrameMeta::new().header("Mcp-Method", "tools/list"));
+        metas.attach(&req, meta.clone());
+        let first = metas.classify(&req);
+        metas.put_back(&first);
+        match metas.classify(&req) {
+            Outbound::Request { meta: Some(m), .. } => assert_eq!(m, meta),
+            other => panic!("{other:?}"),
+        }
+        let none = metas.classify(&req);
+        metas.put_back(&none);
+        assert!(metas.0.lock().unwrap().is_empty(), "nothing to give back");
     }
 
     #[test]

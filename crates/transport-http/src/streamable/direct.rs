@@ -232,6 +232,13 @@ impl DirectPost {
         Offered::Queue(frame)
     }
 
+    /// [`queue`](Self::queue) for a frame already classified: the metadata
+    /// classifying took goes back, so the driver's POST carries its headers.
+    fn requeue(&self, frame: Bytes, kind: &Outbound) -> Offered {
+        self.ctx.shared.metas.put_back(kind);
+        self.queue(frame)
+    }
+
     fn on_own_runtime(&self) -> bool {
         Handle::try_current().is_ok_and(|h| h.id() == self.runtime)
     }
@@ -253,27 +260,27 @@ impl DirectSend for DirectPost {
                 ..
             }
         ) {
-            return self.queue(frame);
+            return self.requeue(frame, &kind);
         }
         let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
-            return self.queue(frame);
+            return self.requeue(frame, &kind);
         };
         let mut st = match self.state.try_lock() {
             Ok(st) => st,
             Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => return self.queue(frame),
+            Err(TryLockError::WouldBlock) => return self.requeue(frame, &kind),
         };
         // Closing: the queue decides (the driver flushes what it still
         // takes, or the sender sees `Closed`).
         if !(st.open && st.driving) {
             drop(st);
-            return self.queue(frame);
+            return self.requeue(frame, &kind);
         }
         // Checked again under the lock: the driver may have queued or handed
         // on a frame since; a frame it handed on is already in the set.
         if self.queued.load(Ordering::Acquire) != 0 {
             drop(st);
-            return self.queue(frame);
+            return self.requeue(frame, &kind);
         }
         let st = &mut *st;
         self.ctx.shared.refresh(&mut st.snap);
