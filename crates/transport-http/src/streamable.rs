@@ -87,8 +87,11 @@ impl Streamable {
                         // The requests in flight go on while this frame is
                         // posted (or waits for an in-flight permit, which
                         // only they can give back).
+                        // Boxed, as is closing below: posting holds a
+                        // request and its retries, kilobytes an idle
+                        // session would otherwise carry in its task.
                         let exchange = tokio::select! {
-                            exchange = self.send(frame) => exchange,
+                            exchange = Box::pin(self.send(frame)) => exchange,
                             () = direct.drive() => None,
                             _ = shutdown.changed() => break,
                         };
@@ -99,7 +102,7 @@ impl Streamable {
                 Some(_) = self.tasks.join_next() => {}
             }
         }
-        self.close(rx).await;
+        Box::pin(self.close(rx)).await;
         CloseReason::Local
     }
 
