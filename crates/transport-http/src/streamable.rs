@@ -148,9 +148,18 @@ impl Streamable {
                 // driver.
                 let had_session = req.headers().contains_key(MCP_SESSION_ID);
                 let initialized = matches!(kind, Outbound::Notification { initialized: true });
+                // With a session, the GET stream opens beside `initialized`
+                // (the session is known from `initialize`'s answer) and is
+                // waited for below: the two round trips overlap instead of
+                // adding up before the first request.
+                let listening = match initialized && had_session {
+                    true => self.start_listener(),
+                    false => None,
+                };
                 let resp = match send_with_retry(&self.ctx, build, req).await {
                     Ok(resp) => resp,
                     Err(e) => {
+                        self.stop_listener();
                         self.ctx.events.undelivered(frame, e.into()).await;
                         return None;
                     }
@@ -164,17 +173,24 @@ impl Streamable {
                         answer(&ctx, resp, frame, kind, had_session).await;
                     });
                 }
-                if initialized
-                    && status.is_success()
-                    && let Some(answered) = self.start_listener()
-                {
-                    // The GET stream is answered before the next frame is
-                    // posted, so whatever the server sends on it because
-                    // of our first requests has a stream to go to (a
-                    // server without an event store drops a message that
-                    // finds none). Bounded: a server slow to answer the
-                    // GET only delays the first request.
-                    let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+                if initialized && !had_session && status.is_success() {
+                    // Without a session the server cannot tie the GET
+                    // stream to our requests, so nothing it sends there
+                    // can be lost to a race with them: no wait.
+                    self.start_listener();
+                }
+                if let Some(answered) = listening {
+                    if status.is_success() {
+                        // The GET stream is answered before the next frame
+                        // is posted, so whatever the server sends on it
+                        // because of our first requests has a stream to go
+                        // to (a server without an event store drops a
+                        // message that finds none). Bounded: a server slow
+                        // to answer the GET only delays the first request.
+                        let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+                    } else {
+                        self.stop_listener();
+                    }
                 }
                 None
             }
@@ -197,6 +213,13 @@ impl Streamable {
             .spawn(stream::listen(self.ctx.clone(), Some(answered)));
         self.listener = Some(handle);
         Some(rx)
+    }
+
+    /// Stops the GET stream (`initialized` was not accepted).
+    fn stop_listener(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
     }
 
     /// Closing: flush what is queued, end the session, stop every task; all
