@@ -173,12 +173,16 @@ impl Streamable {
                         answer(&ctx, resp, frame, kind, had_session).await;
                     });
                 }
-                if initialized && !had_session && status.is_success() {
-                    // Without a session the server cannot tie the GET
-                    // stream to our requests, so nothing it sends there
-                    // can be lost to a race with them: no wait.
-                    self.start_listener();
-                }
+                // Without a session the GET goes after `initialized`, and
+                // its answer is still waited for: not for order (the server
+                // cannot tie the stream to our requests) but so that the
+                // next request finds the connection free. Posted at once,
+                // it would open a second connection, kept idle for the
+                // life of the pool (a client per session held two).
+                let listening = match initialized && !had_session && status.is_success() {
+                    true => self.start_listener(),
+                    false => listening,
+                };
                 if let Some(answered) = listening {
                     if status.is_success() {
                         // The GET stream is answered before the next frame
