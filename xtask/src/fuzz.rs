@@ -1,6 +1,12 @@
-//! `cargo xtask fuzz <target|--all> [--seconds N]`: runs one cargo-fuzz
-//! target (in `fuzz/`), or every target one after another, each for a
-//! bounded time.
+//! `cargo xtask fuzz <target|--all> [--seconds N] [--smoke]`: runs one
+//! cargo-fuzz target (in `fuzz/`), or every target one after another, each
+//! for a bounded time.
+//!
+//! By default the targets are built as cargo-fuzz builds them: optimised,
+//! with AddressSanitizer. `--smoke` builds them in the dev profile without a
+//! sanitizer (coverage-guided all the same, with overflow checks and debug
+//! assertions on): about a third of the build's CPU time, which is what CI
+//! can afford for its short run of every target. Long runs use the default.
 //!
 //! cargo-fuzz needs nightly compiler flags; `RUSTC_BOOTSTRAP=1` lets the
 //! stable toolchain accept them, so no nightly toolchain is needed. If
@@ -32,13 +38,14 @@ const DEFAULT_SECONDS: u64 = 60;
 pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
     let usage = || {
         format!(
-            "usage: cargo xtask fuzz <{}|--all> [--seconds N]",
+            "usage: cargo xtask fuzz <{}|--all> [--seconds N] [--smoke]",
             TARGETS.join("|")
         )
     };
     let mut target = None;
     let mut all = false;
     let mut seconds = DEFAULT_SECONDS;
+    let mut smoke = false;
     let mut args = args.iter();
     while let Some(arg) = args.next() {
         match arg.as_str() {
@@ -49,6 +56,7 @@ pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
                     .filter(|&s| s > 0)
                     .ok_or_else(usage)?;
             }
+            "--smoke" if !smoke => smoke = true,
             "--all" if target.is_none() && !all => all = true,
             name if target.is_none() && !all && TARGETS.contains(&name) => target = Some(name),
             _ => return Err(usage()),
@@ -62,20 +70,27 @@ pub(crate) fn fuzz(root: &Path, args: &[String]) -> Result<(), String> {
 
     ensure_cargo_fuzz()?;
     for target in targets {
-        run_target(root, target, seconds)?;
+        run_target(root, target, seconds, smoke)?;
     }
     Ok(())
 }
 
 /// Runs `target` for `seconds`, seeding its corpus first.
-fn run_target(root: &Path, target: &str, seconds: u64) -> Result<(), String> {
+fn run_target(root: &Path, target: &str, seconds: u64, smoke: bool) -> Result<(), String> {
     seed_corpus(root, target)?;
+    let build: &[&str] = if smoke {
+        &["--dev", "--sanitizer", "none"]
+    } else {
+        &[]
+    };
     // Through `env` so that the echoed command line shows the variable and
     // can be pasted as it is.
     run(Command::new("env")
         .arg("RUSTC_BOOTSTRAP=1")
         .arg(cargo().get_program())
-        .args(["fuzz", "run", target, "--"])
+        .args(["fuzz", "run"])
+        .args(build)
+        .args([target, "--"])
         .arg(format!("-max_total_time={seconds}"))
         .arg("-print_final_stats=1"))
 }
@@ -174,6 +189,8 @@ mod tests {
             &["--all", "line"][..],
             &["line", "--all"][..],
             &["--all", "--all"][..],
+            &["line", "--smoke", "--smoke"][..],
+            &["--smoke"][..],
         ] {
             let err = fuzz(root, &args(bad)).unwrap_err();
             assert!(err.starts_with("usage:"), "{bad:?}: {err}");

@@ -4,6 +4,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
 use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
 use crate::version::EraChoice;
@@ -37,6 +38,9 @@ pub struct ClientConfig {
     pub(crate) max_input_rounds: u32,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) tasks: bool,
+    pub(crate) response_cache: Option<ResponseCache>,
+    pub(crate) response_cache_size: (usize, usize),
+    pub(crate) credential_id: Option<CredentialId>,
 }
 
 /// What happens to the fields an accepted elicitation form left out that
@@ -72,6 +76,8 @@ impl std::fmt::Debug for ClientConfig {
             .field("elicitation", &self.elicitation.is_some())
             .field("era", &self.era)
             .field("probe_timeout", &self.probe_timeout)
+            .field("response_cache_size", &self.response_cache_size)
+            .field("credential_id", &self.credential_id)
             .finish_non_exhaustive()
     }
 }
@@ -101,7 +107,40 @@ impl ClientConfig {
             max_input_rounds: 8,
             log_level: None,
             tasks: false,
+            response_cache: None,
+            response_cache_size: (DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_BYTES),
+            credential_id: None,
         }
+    }
+
+    /// Bounds of the client's own response cache (see `docs/eras.md`,
+    /// "The cache"): at most `max_entries` answers and `max_bytes` bytes of
+    /// them, the least recently used evicted first. Either at zero turns
+    /// the cache off. Default: 256 answers, 8 MiB. The cache is allocated
+    /// when it first keeps an answer. Ignored when a shared
+    /// [`response_cache`](Self::response_cache) is given.
+    pub fn response_cache_size(mut self, max_entries: usize, max_bytes: usize) -> Self {
+        self.response_cache_size = (max_entries, max_bytes);
+        self
+    }
+
+    /// Keep answers in `cache`, shared with every client given a clone of
+    /// it, instead of a cache of the client's own. Public answers of the
+    /// same server (its command line or URL) are served to all of them;
+    /// private ones only to clients with the same
+    /// [`credential_id`](Self::credential_id).
+    pub fn response_cache(mut self, cache: ResponseCache) -> Self {
+        self.response_cache = Some(cache);
+        self
+    }
+
+    /// Who this client acts for, for the response cache: answers the server
+    /// marks `cacheScope: "private"` are kept for this identity and served
+    /// only to clients that declare the same one. Without it (the default)
+    /// private answers are kept for this client alone, never shared.
+    pub fn credential_id(mut self, id: CredentialId) -> Self {
+        self.credential_id = Some(id);
+        self
     }
 
     /// Declare the tasks extension (`io.modelcontextprotocol/tasks` under

@@ -99,9 +99,13 @@ async fn attempt(
             });
         }
     };
+    let key = era_cache::key(&transport.info());
+    // No connection is ready now: nothing reads the cache's server under way.
+    shared.hub.cache.set_server(key.as_deref());
     let target = Arc::new(Target {
-        key: era_cache::key(&transport.info()),
+        key,
         skip_probe,
+        hub: Some(shared.hub.clone()),
         ..Target::default()
     });
     let engine = Engine::new(

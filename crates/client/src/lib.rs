@@ -64,8 +64,10 @@
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it).
 mod api;
+mod cache;
 mod call;
 mod client;
+mod client_cache;
 mod config;
 mod conn;
 mod connection;
@@ -95,6 +97,7 @@ pub mod tasks;
 pub mod types;
 mod version;
 
+pub use cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache};
 pub use call::{Call, CallFuture, Operation};
 pub use client::Client;
 pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};

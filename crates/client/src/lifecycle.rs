@@ -25,13 +25,15 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use mcpwire_codec::jsonrpc::ErrorCode;
+use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
 use serde_json::{Value, json};
 
+use crate::client_cache::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;
 use crate::error::{Error, ErrorKind};
+use crate::notify::Hub;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::stamp::Stamp;
@@ -52,7 +54,7 @@ pub(crate) type HandshakeFuture<'a> =
     Pin<Box<dyn Future<Output = Result<Session, Error>> + Send + 'a>>;
 
 /// What a lifecycle knows of the server it starts a session with.
-#[derive(Debug, Default)]
+#[derive(Default)]
 pub(crate) struct Target {
     /// The era cache's key for the server, if its transport names one.
     pub(crate) key: Option<String>,
@@ -61,6 +63,9 @@ pub(crate) struct Target {
     pub(crate) probing: AtomicBool,
     /// Go straight to `initialize` (the probe already killed a server).
     pub(crate) skip_probe: bool,
+    /// The client's notification hub, whose response cache may hold a
+    /// fresh `server/discover` answer of this server.
+    pub(crate) hub: Option<Arc<Hub>>,
 }
 
 /// Starts a session over a fresh engine (and again after the session
@@ -163,8 +168,14 @@ pub(crate) struct Discover {
 
 impl Discover {
     /// Discovers the server within `timeout`; on `-32022`, once more at a
-    /// version from the server's list.
-    async fn run(&self, engine: &Engine, timeout: Duration) -> Result<Session, Error> {
+    /// version from the server's list. A fresh cached answer (SEP-2549
+    /// hints) stands for the request.
+    async fn run(
+        &self,
+        engine: &Engine,
+        target: &Target,
+        timeout: Duration,
+    ) -> Result<Session, Error> {
         let mut stamp = Stamp::modern(
             &self.version,
             serde_json::to_value(self.config.capabilities()).unwrap_or_else(|_| json!({})),
@@ -174,10 +185,19 @@ impl Discover {
                 .and_then(|l| serde_json::to_value(l).ok()),
         );
         let opts = RequestOptions::new().timeout(timeout);
+        let cache = target
+            .hub
+            .as_ref()
+            .map(|h| &h.cache)
+            .filter(|c| c.enabled());
         let mut retried = false;
         loop {
             engine.set_stamp(stamp.clone());
             let version = stamp.version().unwrap_or(MODERN_VERSION).to_owned();
+            if let Some(payload) = cache.and_then(|c| c.lookup(DISCOVER, Some(&version))) {
+                return self.session(engine, &stamp, &payload, version);
+            }
+            let generation = cache.and_then(|c| c.begin());
             let outcome = engine
                 .call::<Value>(
                     Cow::Borrowed("server/discover"),
@@ -200,33 +220,58 @@ impl Discover {
                 },
                 Err(e) => return Err(e),
             };
-            let result: DiscoverResult = payload
-                .deserialize()
-                .map_err(|e| Error::decode("server/discover result", e))?;
-            // Keep our version if the server lists it; else the newest one
-            // of its list that we speak.
-            let chosen = if result.supported_versions.contains(&version) {
-                version
-            } else {
-                match result.supported_versions.iter().find(|v| is_modern(v)) {
-                    Some(v) => {
-                        engine.set_stamp(stamp.at_version(v));
-                        v.clone()
-                    }
-                    None => {
-                        return Err(Error::unsupported_version(
-                            result.supported_versions.join(", "),
-                        ));
-                    }
-                }
-            };
-            return Ok(Session {
-                result: result.into_session(&chosen),
-                era: Era::Modern,
-            });
+            let session = self.session(engine, &stamp, &payload, version.clone())?;
+            if let (Some(cache), Some(generation)) = (cache, generation) {
+                cache.keep(
+                    DISCOVER,
+                    Some(&version),
+                    &payload,
+                    Lifetime::Hinted,
+                    generation,
+                );
+            }
+            return Ok(session);
         }
     }
+
+    /// The session a `server/discover` answer to a request at `version`
+    /// describes.
+    fn session(
+        &self,
+        engine: &Engine,
+        stamp: &Stamp,
+        payload: &Payload,
+        version: String,
+    ) -> Result<Session, Error> {
+        let result: DiscoverResult = payload
+            .deserialize()
+            .map_err(|e| Error::decode("server/discover result", e))?;
+        // Keep our version if the server lists it; else the newest one
+        // of its list that we speak.
+        let chosen = if result.supported_versions.contains(&version) {
+            version
+        } else {
+            match result.supported_versions.iter().find(|v| is_modern(v)) {
+                Some(v) => {
+                    engine.set_stamp(stamp.at_version(v));
+                    v.clone()
+                }
+                None => {
+                    return Err(Error::unsupported_version(
+                        result.supported_versions.join(", "),
+                    ));
+                }
+            }
+        };
+        Ok(Session {
+            result: result.into_session(&chosen),
+            era: Era::Modern,
+        })
+    }
 }
+
+/// The method whose answer describes a stateless server.
+const DISCOVER: &str = "server/discover";
 
 /// The stateless version to retry at after `error`, if it is an
 /// unsupported-version error listing one this client speaks.
@@ -245,8 +290,8 @@ fn supported_instead(error: &Error) -> Option<String> {
 }
 
 impl Lifecycle for Discover {
-    fn handshake<'a>(&'a self, engine: &'a Engine, _target: &'a Target) -> HandshakeFuture<'a> {
-        Box::pin(self.run(engine, self.config.init_timeout))
+    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a> {
+        Box::pin(self.run(engine, target, self.config.init_timeout))
     }
 }
 
@@ -275,7 +320,7 @@ impl Auto {
             return legacy.run(engine).await;
         }
         if cached == Some(Era::Modern) {
-            match modern.run(engine, self.config.init_timeout).await {
+            match modern.run(engine, target, self.config.init_timeout).await {
                 Err(e) if e.kind() != ErrorKind::Closed => {
                     // The cached era was wrong (the server changed): probe
                     // again next time, initialize now.
@@ -294,7 +339,11 @@ impl Auto {
         let init_timeout = self.config.init_timeout;
         target.probing.store(true, Ordering::Release);
         let probe = modern
-            .run(engine, self.config.probe_timeout.min(init_timeout / 2))
+            .run(
+                engine,
+                target,
+                self.config.probe_timeout.min(init_timeout / 2),
+            )
             .await;
         // A closed connection is the connection's to handle: `probing` stays
         // set, and a server that exited at the probe is spawned again.

@@ -19,6 +19,8 @@ use mcpwire_codec::jsonrpc::Payload;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+use crate::cache::Topic;
+use crate::client_cache::ClientCache;
 use crate::lock::Mutex;
 use crate::schema::ToolCache;
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
@@ -56,11 +58,15 @@ pub(crate) struct Hub {
     updates: Mutex<HashMap<String, watch::Sender<Option<ResourceUpdated>>>>,
     drops: AtomicU64,
     pub(crate) tools: ToolCache,
+    /// The response cache, invalidated by `list_changed` and
+    /// `resources/updated`.
+    pub(crate) cache: ClientCache,
 }
 
 impl Hub {
-    pub(crate) fn new(capacity: usize) -> Self {
+    pub(crate) fn new(capacity: usize, cache: ClientCache) -> Self {
         Self {
+            cache,
             capacity,
             logs: OnceLock::new(),
             other: OnceLock::new(),
@@ -131,6 +137,7 @@ impl Hub {
             }
             "notifications/resources/updated" => {
                 if let Some(update) = parse::<ResourceUpdated>(method, params) {
+                    self.cache.invalidate(Topic::Read(&update.uri));
                     let map = self.updates.lock();
                     for (uri, tx) in map.iter() {
                         if covers(uri, &update.uri) {
@@ -141,12 +148,17 @@ impl Hub {
             }
             "notifications/tools/list_changed" => {
                 self.tools.invalidate();
+                self.cache.invalidate(Topic::Tools);
                 self.tools_changed.send_modify(|n| *n += 1);
             }
             "notifications/resources/list_changed" => {
+                self.cache.invalidate(Topic::Resources);
                 self.resources_changed.send_modify(|n| *n += 1)
             }
-            "notifications/prompts/list_changed" => self.prompts_changed.send_modify(|n| *n += 1),
+            "notifications/prompts/list_changed" => {
+                self.cache.invalidate(Topic::Prompts);
+                self.prompts_changed.send_modify(|n| *n += 1)
+            }
             _ => {
                 let params = params.and_then(|p| p.deserialize().ok());
                 self.push(
@@ -197,6 +209,10 @@ fn trace_log(msg: &LogMessage) {
 mod tests {
     use super::*;
 
+    fn test_cache() -> ClientCache {
+        ClientCache::new(None, (0, 0), None)
+    }
+
     #[test]
     fn sub_resources_are_covered() {
         assert!(covers("file:///a", "file:///a"));
@@ -208,7 +224,7 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_the_oldest_and_counts() {
-        let hub = Hub::new(4);
+        let hub = Hub::new(4, test_cache());
         let mut rx = hub.other();
         for i in 0..10 {
             let p = Payload::from_value(&serde_json::json!({ "i": i })).unwrap();
@@ -226,7 +242,7 @@ mod tests {
 
     #[test]
     fn no_ring_is_made_until_someone_subscribes() {
-        let hub = Hub::new(1024);
+        let hub = Hub::new(1024, test_cache());
         let p = || Payload::from_value(&serde_json::json!({"level": "info", "data": 1})).unwrap();
         hub.dispatch("notifications/message", Some(p()));
         hub.dispatch("x/y", Some(p()));

@@ -5,8 +5,10 @@
 use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt;
+use std::future::Future;
 use std::marker::PhantomData;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicI64, Ordering};
 
 use mcpwire_codec::jsonrpc::Payload;
 use serde::Serialize;
@@ -14,13 +16,15 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::cache::{Topic, cacheable};
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
+use crate::client_cache::Lifetime;
 use crate::conn::Conn;
 use crate::engine::EncodedRequest;
-use crate::error::Error;
+use crate::error::{Error, ErrorKind};
 use crate::headers::param_headers;
-use crate::options::{Replay, RequestOptions};
+use crate::options::{CacheMode, Replay, RequestOptions};
 use crate::rounds::Rounds;
 use crate::schema::ToolEntry;
 use crate::stamp::Route;
@@ -106,26 +110,128 @@ async fn page<R: Page>(
     cursor: Option<String>,
     opts: &RequestOptions,
 ) -> Result<R, Error> {
+    page_cached(client, cursor, opts).await.map(|(p, _)| p)
+}
+
+/// One page of the list `R`, from the cache or the server (per cursor: see
+/// [`cached`]), and whether it came from the cache.
+async fn page_cached<R: Page>(
+    client: &Client,
+    cursor: Option<String>,
+    opts: &RequestOptions,
+) -> Result<(R, bool), Error> {
     let params = PaginatedParams {
         cursor,
         ..Default::default()
     };
     // Listing twice is harmless: pages are always replayed.
-    let payload = send(
-        client,
-        Cow::Borrowed(R::METHOD),
-        Some(&params),
-        opts,
-        Replay::Allow,
-        None,
-    )
+    let (payload, hit) = cached(client, R::METHOD, params.cursor.as_deref(), opts, || {
+        send_counted(client, R::METHOD, Some(&params), opts, None)
+    })
     .await?;
+    decode_page(client, &payload).map(|p| (p, hit))
+}
+
+/// A page's result, without the tools a client of the stateless era must
+/// not offer.
+fn decode_page<R: Page>(client: &Client, payload: &Payload) -> Result<R, Error> {
     if R::METHOD == "tools/list" && client.era() == Some(Era::Modern) {
-        return without_invalid_tools(&payload);
+        return without_invalid_tools(payload);
     }
     payload
         .deserialize()
         .map_err(|e| Error::decode(R::METHOD, e))
+}
+
+/// [`send`] of a replayable read, with the input rounds it took.
+async fn send_counted<P: Serialize + ?Sized>(
+    client: &Client,
+    method: &'static str,
+    params: Option<&P>,
+    opts: &RequestOptions,
+    route: Option<&Route>,
+) -> Result<(Payload, u32), Error> {
+    let conn = client.conn()?;
+    let request = conn.engine.encode_request(method, params, opts, route)?;
+    rounds(client, &conn, route)
+        .call_counted(request, Cow::Borrowed(method), opts, Replay::Allow)
+        .await
+}
+
+/// How the cache may keep the answer to `method` in the current era:
+/// `None` if not at all.
+fn lifetime(client: &Client, method: &str) -> Option<Lifetime> {
+    if !cacheable(method) {
+        return None;
+    }
+    match client.era()? {
+        Era::Modern => Some(Lifetime::Hinted),
+        Era::Legacy => {
+            let session = client.initialize_result()?;
+            let caps = &session.capabilities;
+            let list = match method {
+                "tools/list" => caps.tools.as_ref(),
+                "prompts/list" => caps.prompts.as_ref(),
+                "resources/list" | "resources/templates/list" => caps.resources.as_ref(),
+                // A read is made stale by `resources/updated`, sent only for
+                // subscriptions: not cached in this era.
+                _ => None,
+            };
+            (list?.list_changed == Some(true)).then_some(Lifetime::UntilChanged)
+        }
+    }
+}
+
+/// The answer to `method` (selected by `arg`: a cursor, a URI): from the
+/// client's cache while fresh if `opts.cache` is [`CacheMode::Use`], else
+/// from `fetch`, kept as the era allows unless `opts.cache` is
+/// [`CacheMode::Bypass`] or it took input rounds. True if it came from the
+/// cache. Each page of a list is its own entry, keyed by its cursor.
+async fn cached<F, Fut>(
+    client: &Client,
+    method: &'static str,
+    arg: Option<&str>,
+    opts: &RequestOptions,
+    fetch: F,
+) -> Result<(Payload, bool), Error>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<(Payload, u32), Error>>,
+{
+    let view = &client.shared.hub.cache;
+    let lifetime = match opts.cache {
+        CacheMode::Bypass => None,
+        _ if !view.enabled() => None,
+        _ => lifetime(client, method),
+    };
+    let Some(lifetime) = lifetime else {
+        return fetch().await.map(|(p, _)| (p, false));
+    };
+    if opts.cache == CacheMode::Use
+        && let Some(payload) = view.lookup(method, arg)
+    {
+        return Ok((payload, true));
+    }
+    let generation = view.begin();
+    let (payload, rounds) = fetch().await?;
+    // After input rounds the answer depends on the inputs given, which
+    // are not part of the key.
+    if let Some(generation) = generation
+        && rounds == 0
+    {
+        view.keep(method, arg, &payload, lifetime, generation);
+    }
+    Ok((payload, false))
+}
+
+/// The notification topic a list method belongs to.
+fn topic(method: &str) -> Option<Topic<'static>> {
+    match method {
+        "tools/list" => Some(Topic::Tools),
+        "prompts/list" => Some(Topic::Prompts),
+        "resources/list" | "resources/templates/list" => Some(Topic::Resources),
+        _ => None,
+    }
 }
 
 /// A `tools/list` page without the tools whose `x-mcp-header` annotations
@@ -153,42 +259,86 @@ fn without_invalid_tools<R: DeserializeOwned>(payload: &Payload) -> Result<R, Er
 
 /// Follows `nextCursor` until the last page.
 async fn walk<R: Page>(client: &Client, opts: &RequestOptions) -> Result<Vec<R::Item>, Error> {
-    let first = page::<R>(client, None, opts).await?;
-    walk_from(client, first, opts).await
+    let (first, hit) = page_cached::<R>(client, None, opts).await?;
+    walk_from(client, first, hit, opts).await
 }
 
-/// Follows `nextCursor` from the `first` page until the last page.
+/// Follows `nextCursor` from the `first` page until the last page. If a
+/// cursor from a cached page is refused, the cached pages are dropped and
+/// the walk starts again from the server.
 async fn walk_from<R: Page>(
     client: &Client,
     first: R,
+    first_cached: bool,
     opts: &RequestOptions,
 ) -> Result<Vec<R::Item>, Error> {
+    match walk_pages::<R>(client, first, first_cached, opts).await {
+        Err(Walk::StaleCursor(e)) => {
+            tracing::debug!(method = R::METHOD, error = %e, "a cached cursor was refused: listing again");
+            if let Some(topic) = topic(R::METHOD) {
+                client.shared.hub.cache.invalidate(topic);
+            }
+            let opts = opts.clone().cache(CacheMode::Refresh);
+            let first = page::<R>(client, None, &opts).await?;
+            match walk_pages::<R>(client, first, false, &opts).await {
+                Ok(all) => Ok(all),
+                Err(Walk::StaleCursor(e) | Walk::Failed(e)) => Err(e),
+            }
+        }
+        Err(Walk::Failed(e)) => Err(e),
+        Ok(all) => Ok(all),
+    }
+}
+
+/// How a walk failed.
+enum Walk {
+    /// A cursor that came from the cache was refused by the server.
+    StaleCursor(Error),
+    Failed(Error),
+}
+
+async fn walk_pages<R: Page>(
+    client: &Client,
+    first: R,
+    first_cached: bool,
+    opts: &RequestOptions,
+) -> Result<Vec<R::Item>, Walk> {
     let method = R::METHOD;
     let mut all = Vec::new();
     let mut first = Some(first);
     let mut cursor = None;
     let mut seen = HashSet::new();
+    let mut from_cache = first_cached;
     for _ in 0..MAX_PAGES {
         let this = match first.take() {
             Some(p) => p,
-            None => page::<R>(client, cursor, opts).await?,
+            None => match page_cached::<R>(client, cursor, opts).await {
+                Ok((p, hit)) => {
+                    from_cache |= hit;
+                    p
+                }
+                Err(e) if from_cache && e.kind() == ErrorKind::Server => {
+                    return Err(Walk::StaleCursor(e));
+                }
+                Err(e) => return Err(Walk::Failed(e)),
+            },
         };
         let (items, next) = this.into_parts();
         all.extend(items);
         match next {
             // A cursor seen before would loop forever.
             Some(c) if !seen.insert(c.clone()) => {
-                return Err(Error::protocol(format!(
+                return Err(Walk::Failed(Error::protocol(format!(
                     "{method} returned a cursor it returned before"
-                )));
+                ))));
             }
             Some(c) => cursor = Some(c),
             None => return Ok(all),
         }
     }
-    Err(Error::protocol(format!(
+    Err(Walk::Failed(Error::protocol(format!(
         "{method} returned more than {MAX_PAGES} pages"
-    )))
+    ))))
 }
 
 /// Every tool, and the tool cache refreshed with them.
@@ -199,26 +349,25 @@ async fn all_tools(client: &Client, opts: &RequestOptions) -> Result<Vec<Tool>, 
     // is known: a `list_changed` that arrives before its answer is
     // reflected in it and does not make the listing stale (see
     // `ToolCache::answered`).
+    // A first page from the response cache has no id: the generation taken
+    // above decides.
     let method = ListToolsResult::METHOD;
-    let conn = client.conn()?;
-    let request =
-        conn.engine
-            .encode_request(method, Some(&PaginatedParams::default()), opts, None)?;
-    let first_page = request.id();
-    cache.begin_listing(first_page);
-    let payload = rounds(client, &conn, None)
-        .call(request, Cow::Borrowed(method), opts, Replay::Allow)
-        .await?;
-    let first: ListToolsResult = if client.era() == Some(Era::Modern) {
-        without_invalid_tools(&payload)?
-    } else {
-        payload
-            .deserialize()
-            .map_err(|e| Error::decode(method, e))?
-    };
-    drop(conn);
-    let tools = walk_from(client, first, opts).await?;
-    cache.store(generation, first_page, &tools);
+    let first_page = AtomicI64::new(-1);
+    let (payload, hit) = cached(client, method, None, opts, || async {
+        let conn = client.conn()?;
+        let request =
+            conn.engine
+                .encode_request(method, Some(&PaginatedParams::default()), opts, None)?;
+        first_page.store(request.id(), Ordering::Relaxed);
+        cache.begin_listing(request.id());
+        rounds(client, &conn, None)
+            .call_counted(request, Cow::Borrowed(method), opts, Replay::Allow)
+            .await
+    })
+    .await?;
+    let first: ListToolsResult = decode_page(client, &payload)?;
+    let tools = walk_from(client, first, hit, opts).await?;
+    cache.store(generation, first_page.load(Ordering::Relaxed), &tools);
     Ok(tools)
 }
 
@@ -432,8 +581,17 @@ pub struct ReadResource<'a> {
 }
 
 operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
+    let method = "resources/read";
     let params = json!({ "uri": this.uri });
-    named(client, "resources/read", this.uri, &params, &opts).await
+    let route = Route {
+        name: Some(this.uri.to_owned()),
+        params: Vec::new(),
+    };
+    let (payload, _) = cached(client, method, Some(this.uri), &opts, || {
+        send_counted(client, method, Some(&params), &opts, Some(&route))
+    })
+    .await?;
+    payload.deserialize().map_err(|e| Error::decode(method, e))
 });
 
 /// `resources/subscribe`.

@@ -68,8 +68,11 @@ impl TraceContext {
     }
 }
 
-/// How a cacheable request (a list, `resources/read`) uses the client's
-/// cache (see `docs/eras.md`).
+/// How a cacheable request (`tools/list`, `prompts/list`,
+/// `resources/list`, `resources/templates/list`, one page each, and
+/// `resources/read`) uses the client's response cache: see
+/// [`ResponseCache`](crate::ResponseCache) and `docs/eras.md`, "The cache".
+/// Other requests ignore it.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum CacheMode {

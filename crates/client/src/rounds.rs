@@ -64,11 +64,24 @@ impl Rounds<'_> {
     /// Sends `request` and every round it needs; the final answer's payload.
     pub(crate) async fn call(
         &self,
-        mut request: EncodedRequest,
+        request: EncodedRequest,
         method: Cow<'static, str>,
         opts: &RequestOptions,
         replay: Replay,
     ) -> Result<Payload, Error> {
+        let (payload, _rounds) = self.call_counted(request, method, opts, replay).await?;
+        Ok(payload)
+    }
+
+    /// [`call`](Self::call), also saying how many input rounds it took (an
+    /// answer after input rounds depends on the inputs: it is never cached).
+    pub(crate) async fn call_counted(
+        &self,
+        mut request: EncodedRequest,
+        method: Cow<'static, str>,
+        opts: &RequestOptions,
+        replay: Replay,
+    ) -> Result<(Payload, u32), Error> {
         let engine = &self.conn.engine;
         let safe = replay == Replay::Allow || opts.replay == Replay::Allow;
         let mut rounds = 0u32;
@@ -81,7 +94,7 @@ impl Rounds<'_> {
             let params = match outcome {
                 Ok(payload) => {
                     let Some(input) = self.input_required(&payload)? else {
-                        return Ok(payload);
+                        return Ok((payload, rounds));
                     };
                     if rounds >= self.max_rounds {
                         return Err(Error::input_required(format!(

@@ -8,6 +8,7 @@ use std::sync::atomic::AtomicI64;
 use tokio::sync::watch;
 use tokio::task::JoinHandle;
 
+use crate::client_cache::ClientCache;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
@@ -46,7 +47,14 @@ pub(crate) struct Shared {
 impl Shared {
     pub(crate) fn new(config: ClientConfig, closing: watch::Sender<bool>) -> Self {
         Self {
-            hub: Arc::new(Hub::new(config.notification_capacity)),
+            hub: Arc::new(Hub::new(
+                config.notification_capacity,
+                ClientCache::new(
+                    config.response_cache.clone(),
+                    config.response_cache_size,
+                    config.credential_id.clone(),
+                ),
+            )),
             dispatcher: Arc::new(Dispatcher::new(config.clone())),
             lifecycle: lifecycle::for_config(&config),
             config,
@@ -88,6 +96,7 @@ impl Shared {
         // A new session may be a new server process: what the old one
         // listed (replay safety, output schemas) no longer holds.
         self.hub.tools.invalidate();
+        self.hub.cache.new_session();
         self.sessions.send_modify(|n| *n += 1);
     }
 

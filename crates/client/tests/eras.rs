@@ -413,17 +413,12 @@ async fn a_lost_answer_is_sent_again_with_a_new_id_only_when_safe() {
     within(list).await.unwrap().unwrap();
 
     // A call of a tool not annotated safe does not: its outcome is unknown.
+    // (The tool list it needs comes from the cache: the server declared
+    // `listChanged`, and nothing changed.)
     let call = tokio::spawn({
         let client = client.clone();
         async move { client.call_tool("write", &json!({})).await }
     });
-    let listing = server.expect_request("tools/list").await;
-    server
-        .respond(
-            &listing.id,
-            json!({"tools": [{"name": "write", "inputSchema": {"type": "object"}}]}),
-        )
-        .await;
     let frame = server.recv_frame().await.unwrap();
     server.undeliver(frame, lost()).await;
     let err = within(call).await.unwrap().unwrap_err();
