@@ -127,15 +127,23 @@ impl Client {
         Call::new(self, ReadResource { uri })
     }
 
-    /// `resources/subscribe`, giving a
+    /// Subscribes to `uri`, giving a
     /// [`ResourceSubscription`](crate::ResourceSubscription) that sees
     /// `notifications/resources/updated` for `uri` (and its sub-resources).
     /// Updates coalesce: a slow reader sees the latest.
+    ///
+    /// In the `initialize` era this is `resources/subscribe`; in the
+    /// stateless era the URI joins the connection's `subscriptions/listen`
+    /// stream, and the call returns once the server acknowledged a stream
+    /// that includes it (a server that leaves it out of its
+    /// acknowledgement fails the call). Either way the subscription is
+    /// asked for again on every new connection.
     pub fn subscribe_resource<'a>(&'a self, uri: &'a str) -> Call<'a, Subscribe<'a>> {
         Call::new(self, Subscribe { uri })
     }
 
-    /// `resources/unsubscribe`.
+    /// Ends a subscription: `resources/unsubscribe`, or in the stateless
+    /// era a `subscriptions/listen` stream without `uri`.
     pub fn unsubscribe_resource<'a>(&'a self, uri: &'a str) -> Call<'a, Unsubscribe<'a>> {
         Call::new(self, Unsubscribe { uri })
     }
@@ -247,7 +255,9 @@ impl Client {
 
     /// A counter bumped by each `list_changed` notification of `kind`.
     /// Repeated notifications coalesce; the tool cache is already
-    /// invalidated when the counter moves.
+    /// invalidated when the counter moves. In the stateless era the
+    /// client asks for the kinds the server advertises on its
+    /// `subscriptions/listen` stream.
     pub fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
         self.shared.hub.list_changed(kind)
     }

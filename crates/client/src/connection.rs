@@ -22,6 +22,7 @@ use crate::era_cache;
 use crate::error::Error;
 use crate::handler::BoxFuture;
 use crate::lifecycle::{Session, Target};
+use crate::listen;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
@@ -186,9 +187,20 @@ async fn serve<D: Future<Output = DriverExit>>(
         server = %session.result.server_info.name,
         "session ready"
     );
+    let era = session.era;
     shared.set_session(session);
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);
+    // The stateless era's notification stream; in the other era, the
+    // subscriptions the old session held are asked for again.
+    let listener = match era {
+        Era::Modern => Some(tokio::spawn(listen::run(shared.clone(), conn.clone()))),
+        _ if !shared.wanted.uris().is_empty() => Some(tokio::spawn(listen::resubscribe(
+            shared.clone(),
+            conn.clone(),
+        ))),
+        _ => None,
+    };
 
     let keepalive = shared
         .config
@@ -215,6 +227,9 @@ async fn serve<D: Future<Output = DriverExit>>(
     };
     if let Some(k) = keepalive {
         k.abort();
+    }
+    if let Some(l) = listener {
+        l.abort();
     }
     shared.set_conn(None);
     let local = exit.local == Some(CloseRequest::User);

@@ -178,8 +178,17 @@ fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>
                 let id = parsed
                     .and_then(|c| c.request_id)
                     .and_then(|v| serde_json::from_value::<Id>(v).ok());
-                if let Some(id) = id {
-                    conn.running.cancel(&id);
+                match id {
+                    // A server ends one of our subscription streams this
+                    // way on stdio (the only request of ours it may cancel).
+                    Some(Id::Number(n)) if hub.tags.is_open(n) => {
+                        let ended = Error::cancelled("the server ended the subscription");
+                        engine.complete(n, Err(ended));
+                    }
+                    Some(id) => {
+                        conn.running.cancel(&id);
+                    }
+                    None => {}
                 }
             }
             method => hub.dispatch(method, n.params),

@@ -32,6 +32,7 @@ use crate::options::{Replay, RequestOptions, TraceContext};
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
 use crate::signal::{DriverSignal, SIGNAL_REARM};
 use crate::stamp::{Route, Stamp};
+use crate::trace;
 use crate::types::Progress;
 
 /// Counters for one connection.
@@ -89,8 +90,9 @@ impl Engine {
     /// server is told when the caller gives up.
     ///
     /// Cancellation safety: dropping the future removes the pending entry
-    /// and, if the request was already queued, sends
-    /// `notifications/cancelled` (best effort: it is queued without waiting).
+    /// and, if the request was already queued, cancels it (`send_cancel`:
+    /// its answer stream closed, or `notifications/cancelled` queued
+    /// without waiting).
     /// The server may still act on the request; its late response is ignored.
     pub(crate) async fn call<P: Serialize + ?Sized>(
         &self,
@@ -122,10 +124,16 @@ impl Engine {
     ) -> Result<EncodedRequest, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let stamp = self.stamp();
+        // An explicit trace context wins; else the current span's (the
+        // `otel` feature).
+        let from_span = match &opts.trace {
+            Some(_) => None,
+            None => trace::from_current_span(),
+        };
         let extra = Extra {
             progress: opts.wants_progress(),
             stamp: stamp.meta(),
-            trace: opts.trace.as_ref(),
+            trace: opts.trace.as_ref().or(from_span.as_ref()),
         };
         let frame = encode(id, method, params, &extra)?;
         let meta = if self.sender.wants_meta() {
@@ -305,7 +313,15 @@ impl Engine {
         self.pending.remove(id).is_some()
     }
 
+    /// Tells the server the request `id` is given up: in the stateless era
+    /// over Streamable HTTP by closing its answer stream (the transport's
+    /// [`FrameSender::abort`]), otherwise with `notifications/cancelled`
+    /// (stdio, and every transport of the `initialize` era).
     fn send_cancel(&self, id: i64, reason: &str) {
+        if self.stamp().version().is_some() && self.sender.abort(&Id::Number(id)) {
+            tracing::debug!(id, reason, "request cancelled: its answer stream is closed");
+            return;
+        }
         let params = serde_json::json!({"requestId": id, "reason": reason});
         let mut buf = BytesMut::new();
         if encode_notification(&mut buf, "notifications/cancelled", Some(&params)).is_err() {

@@ -64,7 +64,9 @@ pub enum ErrorKind {
     /// The server answered with a JSON-RPC error; see
     /// [`Error::server_error`].
     Server,
-    /// The request got no answer in time; `notifications/cancelled` was sent.
+    /// The request got no answer in time; the server was told (its answer
+    /// stream closed over Streamable HTTP in the stateless era,
+    /// `notifications/cancelled` otherwise).
     Timeout,
     /// The request was cancelled on our side.
     Cancelled,

@@ -41,8 +41,10 @@
 //! # Cancellation safety
 //!
 //! Every request future may be dropped at any point. Dropping it frees its
-//! pending entry and, if the request was already queued for sending, queues
-//! `notifications/cancelled` for the server (without waiting). The server may
+//! pending entry and, if the request was already queued for sending, tells
+//! the server without waiting: in the stateless era over Streamable HTTP by
+//! closing the request's answer stream (the revision's way), otherwise by
+//! queueing `notifications/cancelled`. The server may
 //! still have acted on the request; its late answer is ignored. Timeouts and
 //! [`RequestOptions::cancel_token`] take the same path. `initialize` is never
 //! cancelled, as the specification requires.
@@ -53,6 +55,13 @@
 //! [`ErrorKind::Closed`] error carrying the close reason and, for a process,
 //! the tail of its stderr. While the client is not ready (connecting, backing
 //! off before a reconnect), calls fail at once with a retryable `Closed` error.
+//!
+//! # Features
+//!
+//! `otel` (off by default): a request without an explicit
+//! [`TraceContext`] carries the current `tracing` span's OpenTelemetry
+//! context as `traceparent`/`tracestate` in its `_meta` (through
+//! `tracing-opentelemetry`; the user's subscriber must have its layer).
 //!
 //! Not here: transports (see `mcpwire-stdio`, `mcpwire-http`), and any
 //! server-side framework.
@@ -80,6 +89,7 @@ mod frontmatter;
 mod handler;
 mod headers;
 mod lifecycle;
+mod listen;
 mod lock;
 mod notify;
 pub mod ops;
@@ -92,8 +102,10 @@ mod signal;
 pub mod skills;
 mod stamp;
 mod state;
+mod subscription;
 mod supervisor;
 pub mod tasks;
+mod trace;
 pub mod types;
 mod version;
 

@@ -23,6 +23,7 @@ use crate::cache::Topic;
 use crate::client_cache::ClientCache;
 use crate::lock::Mutex;
 use crate::schema::ToolCache;
+use crate::subscription::{ACKNOWLEDGED, Tags, Verdict};
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
 
 /// A notification the client has no dedicated lane for, as sent.
@@ -60,6 +61,8 @@ pub(crate) struct Hub {
     updates: Mutex<HashMap<String, watch::Sender<Option<ResourceUpdated>>>>,
     drops: AtomicU64,
     pub(crate) tools: ToolCache,
+    /// Which `subscriptions/listen` stream delivers (the stateless era).
+    pub(crate) tags: Tags,
     /// The response cache, invalidated by `list_changed` and
     /// `resources/updated`.
     pub(crate) cache: ClientCache,
@@ -78,6 +81,7 @@ impl Hub {
             updates: Mutex::new(HashMap::new()),
             drops: AtomicU64::new(0),
             tools: ToolCache::default(),
+            tags: Tags::default(),
         }
     }
 
@@ -128,8 +132,22 @@ impl Hub {
     }
 
     /// Routes one notification (not progress or cancellation, which the
-    /// driver routes itself). Never waits.
+    /// driver routes itself). Never waits. What a subscription stream
+    /// carries is kept only from the current subscription (see
+    /// `crate::subscription`); untagged notifications (the `initialize`
+    /// era's) are always kept.
     pub(crate) fn dispatch(&self, method: &str, params: Option<Payload>) {
+        if matches!(
+            method,
+            ACKNOWLEDGED
+                | "notifications/resources/updated"
+                | "notifications/tools/list_changed"
+                | "notifications/resources/list_changed"
+                | "notifications/prompts/list_changed"
+        ) && self.tags.judge(method, params.as_ref()) != Verdict::Keep
+        {
+            return;
+        }
         match method {
             "notifications/message" => {
                 if let Some(msg) = parse::<LogMessage>(method, params) {

@@ -24,6 +24,7 @@ use crate::conn::Conn;
 use crate::engine::EncodedRequest;
 use crate::error::{Error, ErrorKind};
 use crate::headers::param_headers;
+use crate::listen;
 use crate::options::{CacheMode, Replay, RequestOptions};
 use crate::rounds::Rounds;
 use crate::schema::ToolEntry;
@@ -594,7 +595,8 @@ operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
     payload.deserialize().map_err(|e| Error::decode(method, e))
 });
 
-/// `resources/subscribe`.
+/// `resources/subscribe`, or in the stateless era a
+/// `subscriptions/listen` stream that includes the resource.
 #[derive(Debug)]
 pub struct Subscribe<'a> {
     pub(crate) uri: &'a str,
@@ -603,22 +605,39 @@ pub struct Subscribe<'a> {
 operation!(['a] Subscribe<'a> => ResourceSubscription, |this, client, opts| {
     // Listen before asking, so no update between the two is missed.
     let rx = client.shared.hub.updates_for(this.uri);
-    let params = json!({ "uri": this.uri });
-    typed::<_, EmptyResult>(client, "resources/subscribe", Some(&params), &opts, Replay::Allow)
-        .await?;
+    if client.era() == Some(Era::Modern) {
+        // The stateless era has no `resources/subscribe`: the URI joins the
+        // connection's `subscriptions/listen` stream (`crate::listen`).
+        client.conn()?;
+        let timeout = opts.timeout.unwrap_or(client.shared.config.request_timeout);
+        listen::change(&client.shared, this.uri, true, timeout).await?;
+    } else {
+        let params = json!({ "uri": this.uri });
+        typed::<_, EmptyResult>(client, "resources/subscribe", Some(&params), &opts, Replay::Allow)
+            .await?;
+        // Kept, to subscribe again on a new session.
+        client.shared.wanted.change(this.uri, true);
+    }
     Ok(ResourceSubscription {
         uri: this.uri.to_owned(),
         rx,
     })
 });
 
-/// `resources/unsubscribe`.
+/// `resources/unsubscribe`, or in the stateless era a
+/// `subscriptions/listen` stream without the resource.
 #[derive(Debug)]
 pub struct Unsubscribe<'a> {
     pub(crate) uri: &'a str,
 }
 
 operation!(['a] Unsubscribe<'a> => (), |this, client, opts| {
+    if client.era() == Some(Era::Modern) {
+        client.conn()?;
+        let timeout = opts.timeout.unwrap_or(client.shared.config.request_timeout);
+        return listen::change(&client.shared, this.uri, false, timeout).await;
+    }
+    client.shared.wanted.change(this.uri, false);
     let params = json!({ "uri": this.uri });
     typed::<_, EmptyResult>(client, "resources/unsubscribe", Some(&params), &opts, Replay::Allow)
         .await

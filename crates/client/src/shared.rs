@@ -1,6 +1,7 @@
 //! What the [`Client`](crate::Client) handles and their connection task
 //! share: the configuration, the current connection and session, the state,
-//! the notification lanes and the handler dispatcher.
+//! the notification lanes, the wanted subscriptions and the handler
+//! dispatcher.
 
 use std::sync::Arc;
 use std::sync::atomic::AtomicI64;
@@ -17,6 +18,7 @@ use crate::lifecycle::{self, Lifecycle, Session};
 use crate::lock::{Mutex, RwLock};
 use crate::notify::Hub;
 use crate::state::ConnectionState;
+use crate::subscription::Wanted;
 use crate::types::InitializeResult;
 use crate::version::Era;
 
@@ -34,6 +36,9 @@ pub(crate) struct Shared {
     /// first, after a reconnection, after an expired session).
     pub(crate) sessions: watch::Sender<u64>,
     pub(crate) hub: Arc<Hub>,
+    /// The resources the user subscribed to, re-established on every
+    /// connection.
+    pub(crate) wanted: Wanted,
     pub(crate) dispatcher: Arc<Dispatcher>,
     pub(crate) lifecycle: Arc<dyn Lifecycle>,
     /// Set to `true` to close the client.
@@ -55,6 +60,7 @@ impl Shared {
                     config.credential_id.clone(),
                 ),
             )),
+            wanted: Wanted::default(),
             dispatcher: Arc::new(Dispatcher::new(config.clone())),
             lifecycle: lifecycle::for_config(&config),
             config,

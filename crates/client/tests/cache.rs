@@ -50,7 +50,24 @@ async fn start_modern<T: Transport>(
     let probe = server.expect_request("server/discover").await;
     server.respond(&probe.id, discover_result()).await;
     let client = within(connect).await.unwrap().unwrap();
+    ack_listen(&mut server).await;
     (client, server)
+}
+
+/// Acknowledges the `subscriptions/listen` stream a stateless client opens
+/// once ready (the server advertises `tools.listChanged`).
+async fn ack_listen(server: &mut FakeServer) {
+    let listen = server.expect_request("subscriptions/listen").await;
+    let id = match &listen.id {
+        mcpwire_codec::jsonrpc::Id::Number(n) => *n,
+        other => panic!("our ids are numbers, got {other}"),
+    };
+    server
+        .notify(
+            "notifications/subscriptions/acknowledged",
+            json!({"_meta": {"io.modelcontextprotocol/subscriptionId": id}, "notifications": {"toolsListChanged": true}}),
+        )
+        .await;
 }
 
 fn tools(names: &[&str], ttl: u64, scope: &str) -> Value {
@@ -752,10 +769,11 @@ async fn a_fresh_discover_answer_spares_the_handshake_of_a_reconnection() {
         .unwrap();
     let mut server = FakeServer::new(within(peers.recv()).await.unwrap());
     // Ready again without asking: the first thing the new server sees is
-    // the caller's request.
+    // the subscription stream, then the caller's request.
     within(states.wait_for(|s| matches!(s, ConnectionState::Ready)))
         .await
         .unwrap();
+    ack_listen(&mut server).await;
     assert_eq!(
         client.instructions().as_deref(),
         Some("cached instructions")

@@ -1,7 +1,8 @@
 """A small server built with the official Python SDK (mcp 2.x `MCPServer`,
-formerly FastMCP), used by mcpwire's real-server tests over stdio."""
+formerly FastMCP), used by mcpwire's real-server tests over stdio and Streamable HTTP."""
 
 import asyncio
+import sys
 
 from pydantic import BaseModel
 
@@ -48,5 +49,19 @@ def review(code: str) -> str:
     return f"Please review:\n{code}"
 
 
+@server.tool()
+async def touch(ctx: Context) -> str:
+    """Announces a change of the tool list and of the greeting (delivered on
+    `subscriptions/listen` streams in the 2026-07-28 era)."""
+    await ctx.notify_tools_changed()
+    await ctx.notify_resource_updated("fixture://greeting")
+    return "touched"
+
+
 if __name__ == "__main__":
-    server.run("stdio")
+    # `mcpserver_script.py` (stdio), or `mcpserver_script.py streamable-http
+    # PORT` (endpoint /mcp, bound to 127.0.0.1).
+    if len(sys.argv) > 2:
+        server.run(sys.argv[1], host="127.0.0.1", port=int(sys.argv[2]))
+    else:
+        server.run("stdio")

@@ -300,3 +300,41 @@ async fn python_sdk_server() {
     let p = client.get_prompt("review", Some(args)).await.unwrap();
     assert!(p.messages[0].content.as_text().unwrap().contains("fn main"));
 }
+
+#[tokio::test]
+#[ignore = "needs the real MCP servers: `cargo xtask servers`, then `cargo test -- --include-ignored` (cargo xtask ci does both)"]
+async fn python_sdk_server_subscriptions_listen() {
+    // The SDK 2.x server speaks 2026-07-28 over stdio and serves
+    // `subscriptions/listen`: list changes and resource updates arrive on
+    // that stream, through the same API as in the `initialize` era.
+    let python = installed("venv/bin/python");
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcpserver_script.py");
+    let client = spawn(&python, &[script.to_str().unwrap()], ClientConfig::new()).await;
+    assert_eq!(client.era(), Some(mcpwire_client::Era::Modern));
+    let mut tools = client.list_changed(ListKind::Tools);
+    let mut greeting = tokio::time::timeout(LONG, client.subscribe_resource("fixture://greeting"))
+        .await
+        .expect("in time")
+        .expect("the server acknowledged the resource");
+    let r = client.call_tool("touch", json!({})).await.unwrap();
+    assert_eq!(r.text(), "touched");
+    let update = tokio::time::timeout(LONG, greeting.changed())
+        .await
+        .expect("an update in time")
+        .unwrap();
+    assert_eq!(update.uri, "fixture://greeting");
+    tokio::time::timeout(LONG, tools.wait_for(|n| *n >= 1))
+        .await
+        .expect("a tools change in time")
+        .unwrap();
+    // Unsubscribing opens a stream without it; requests go on meanwhile.
+    tokio::time::timeout(LONG, client.unsubscribe_resource("fixture://greeting"))
+        .await
+        .expect("in time")
+        .unwrap();
+    client
+        .call_tool("echo", json!({"message": "still here"}))
+        .await
+        .unwrap();
+    client.close().await;
+}

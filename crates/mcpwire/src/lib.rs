@@ -92,6 +92,10 @@
 //!   routed by name) from the configuration files users already have ([`config`]: Claude
 //!   Desktop, Claude Code, Cursor, VS Code, Windsurf, Gemini CLI, Codex);
 //!   implies `config`.
+//! - `otel`: W3C trace context (`traceparent`, `tracestate`) in every
+//!   request's `_meta`, from the current `tracing` span's OpenTelemetry
+//!   context (`tracing-opentelemetry`), when the request sets no explicit
+//!   [`TraceContext`](client::TraceContext).
 //! - `full`: all of them.
 //!
 //! # Authorization

@@ -27,7 +27,9 @@
 //!
 //! Frames may carry [`FrameMeta`] (header fields for transports whose
 //! messages have headers, such as HTTP), given with
-//! [`FrameSender::send_with`]; a transport without headers ignores it.
+//! [`FrameSender::send_with`]; a transport without headers ignores it. A
+//! transport that carries each request on its own stream can stop one
+//! ([`FrameSender::abort`], through its [`RequestAbort`]).
 //!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
 //!
@@ -57,6 +59,7 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod abort;
 mod active;
 mod direct;
 mod error;
@@ -70,6 +73,7 @@ mod sender;
 mod transport;
 mod writer;
 
+pub use abort::RequestAbort;
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};

@@ -3,7 +3,10 @@ use std::sync::Arc;
 use bytes::Bytes;
 use tokio::sync::mpsc;
 
+use mcpwire_codec::jsonrpc::Id;
+
 use crate::SendError;
+use crate::abort::RequestAbort;
 use crate::direct::{Direct, SharedWrite};
 use crate::frame_meta::{FrameMeta, FrameMetaSink};
 
@@ -30,6 +33,9 @@ pub struct FrameSender {
     /// Set by transports whose messages carry headers: receives the
     /// metadata of [`send_with`](Self::send_with).
     meta_sink: Option<Arc<dyn FrameMetaSink>>,
+    /// Set by transports that can stop one request in flight: see
+    /// [`abort`](Self::abort).
+    abort: Option<Arc<dyn RequestAbort>>,
 }
 
 /// A transport's way to take a frame from the sender's own task instead of
@@ -85,6 +91,7 @@ impl FrameSender {
                 #[cfg(feature = "direct-send")]
                 hook: None,
                 meta_sink: None,
+                abort: None,
             },
             rx,
         )
@@ -136,6 +143,22 @@ impl FrameSender {
     pub fn meta_sink(mut self, sink: Arc<dyn FrameMetaSink>) -> Self {
         self.meta_sink = Some(sink);
         self
+    }
+
+    /// Lets callers stop one request in flight through `sink` (see
+    /// [`RequestAbort`]).
+    #[must_use]
+    pub fn abort_sink(mut self, sink: Arc<dyn RequestAbort>) -> Self {
+        self.abort = Some(sink);
+        self
+    }
+
+    /// Stops the exchange of the request `id` sent through this sender, the
+    /// transport's own way (Streamable HTTP closes its answer stream). False
+    /// if the transport cannot: the caller then cancels it another way (a
+    /// `notifications/cancelled` message).
+    pub fn abort(&self, id: &Id) -> bool {
+        self.abort.as_ref().is_some_and(|a| a.abort(id))
     }
 
     /// True if the transport reads frame metadata (a caller may skip
@@ -430,5 +453,30 @@ mod tests {
         ));
         assert_eq!(hook.offered.load(std::sync::atomic::Ordering::SeqCst), 0);
         assert!(hook.taken.lock().unwrap().is_empty());
+    }
+
+    /// Takes ids above 10 only, recording each.
+    #[derive(Debug, Default)]
+    struct Aborts(std::sync::Mutex<Vec<Id>>);
+
+    impl RequestAbort for Aborts {
+        fn abort(&self, id: &Id) -> bool {
+            self.0.lock().unwrap().push(id.clone());
+            matches!(id, Id::Number(n) if *n > 10)
+        }
+    }
+
+    #[test]
+    fn abort_asks_the_transport_and_is_false_without_one() {
+        let (tx, _rx) = FrameSender::channel(1);
+        assert!(
+            !tx.abort(&Id::Number(11)),
+            "no sink: the caller must cancel another way"
+        );
+        let sink = Arc::new(Aborts::default());
+        let tx = tx.abort_sink(sink.clone());
+        assert!(tx.clone().abort(&Id::Number(11)));
+        assert!(!tx.abort(&Id::Number(3)));
+        assert_eq!(*sink.0.lock().unwrap(), [Id::Number(11), Id::Number(3)]);
     }
 }

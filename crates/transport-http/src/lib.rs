@@ -44,6 +44,7 @@
 
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it; `--print` draws the layers).
+mod abort;
 mod client;
 mod config;
 mod connector;

@@ -3,7 +3,11 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use http::{HeaderValue, Uri};
 
+use mcpwire_codec::jsonrpc::Id;
+use mcpwire_transport::RequestAbort;
+
 use crate::HttpMode;
+use crate::abort::Aborts;
 use crate::frame_meta::Metas;
 
 /// State shared by a transport's handle, its driver and its stream tasks.
@@ -20,6 +24,8 @@ pub(crate) struct Shared {
     state: Mutex<SessionSnapshot>,
     /// The client's metadata for requests not yet posted.
     pub(crate) metas: std::sync::Arc<Metas>,
+    /// The requests in flight that can be cancelled by closing their stream.
+    pub(crate) aborts: std::sync::Arc<Aborts>,
 }
 
 /// The per-session values every request carries.
@@ -40,6 +46,7 @@ impl Shared {
             generation: AtomicU64::new(0),
             state: Mutex::new(SessionSnapshot::default()),
             metas: Default::default(),
+            aborts: Default::default(),
         }
     }
 
@@ -66,6 +73,20 @@ impl Shared {
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         f(&mut state);
         state.generation = self.generation.fetch_add(1, Ordering::AcqRel) + 1;
+    }
+}
+
+/// Closing a request's answer stream cancels it in Streamable HTTP; the
+/// legacy transport answers on its one stream, so it cannot.
+impl RequestAbort for Shared {
+    fn abort(&self, id: &Id) -> bool {
+        match self.mode() {
+            Some(HttpMode::LegacySse | HttpMode::ReceiveOnlySse) => false,
+            Some(HttpMode::StreamableHttp) | None => {
+                self.aborts.abort(id);
+                true
+            }
+        }
     }
 }
 

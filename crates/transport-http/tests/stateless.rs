@@ -7,6 +7,7 @@ mod support;
 
 use std::sync::Arc;
 
+use mcpwire_codec::jsonrpc::Id;
 use mcpwire_http::{HttpMode, HttpTransport};
 use mcpwire_transport::{FrameMeta, Transport, TransportError, TransportEvent};
 use support::*;
@@ -110,4 +111,63 @@ async fn a_404_with_method_not_found_is_not_a_session_expiry() {
         } => {}
         other => panic!("expected SessionExpired, got {other:?}"),
     }
+}
+
+#[tokio::test]
+async fn abort_closes_the_answer_stream_and_frees_its_slot() {
+    // The answer to request 9 streams until the client goes away; the test
+    // keeps the feed, and sees it close when the server drops the body.
+    let (feed_tx, feed_rx) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let feed = Arc::new(std::sync::Mutex::new(Some(feed_rx)));
+    let server = Server::start(move |seen| {
+        let feed = feed.clone();
+        async move {
+            match seen.rpc_method().as_deref() {
+                Some("tools/call") => {
+                    let rx = feed.lock().unwrap().take().expect("one call");
+                    Reply::sse().feed(rx)
+                }
+                _ => Reply::json(&result(10, "{}")),
+            }
+        }
+    })
+    .await;
+    let config = quick_config().max_in_flight(1);
+    let client = mcpwire_http::HttpClient::new(config).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}"#;
+    t.sender().send(frame(call)).await.unwrap();
+    feed_tx
+        .send(sse_message(None, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}"#))
+        .unwrap();
+    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+    assert!(t.sender().abort(&Id::Number(9)), "Streamable HTTP can");
+    tokio::time::timeout(WAIT, feed_tx.closed())
+        .await
+        .expect("the server saw the stream closed");
+    // The one in-flight slot is free again: the next request goes and is
+    // answered; nothing at all came for the aborted one.
+    t.sender()
+        .send(frame(r#"{"jsonrpc":"2.0","id":10,"method":"tools/list"}"#))
+        .await
+        .unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 10);
+    // A request aborted while still queued is never posted.
+    let queued = r#"{"jsonrpc":"2.0","id":11,"method":"tools/list"}"#;
+    assert!(t.sender().abort(&Id::Number(11)));
+    t.sender().send(frame(queued)).await.unwrap();
+    t.sender()
+        .send(frame(r#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#))
+        .await
+        .unwrap();
+    let _ = next_frame(&mut t).await;
+    let posted: Vec<_> = server
+        .seen()
+        .iter()
+        .map(|s| s.body_str().to_owned())
+        .collect();
+    assert!(
+        !posted.iter().any(|b| b.contains(r#""id":11"#)),
+        "{posted:?}"
+    );
 }

@@ -21,12 +21,27 @@ use crate::streamable::session::{
 use crate::streamable::stream::answer_stream;
 
 /// Posts one frame and handles its answer. True if the server accepted it.
+/// A request can be aborted meanwhile (`crate::abort`): then nothing more is
+/// sent or reported for it.
 pub(crate) async fn exchange(
     ctx: Arc<Ctx>,
     req: Request<Full<Bytes>>,
     frame: Bytes,
     kind: Outbound,
 ) -> bool {
+    let id = match &kind {
+        Outbound::Request { id, .. } => id.clone(),
+        _ => return post(ctx, req, frame, kind).await,
+    };
+    let aborts = ctx.shared.aborts.clone();
+    let outcome = aborts.run(&id, post(ctx, req, frame, kind)).await;
+    if outcome.is_none() {
+        tracing::debug!(%id, "request aborted: its answer stream is closed");
+    }
+    outcome.unwrap_or(false)
+}
+
+async fn post(ctx: Arc<Ctx>, req: Request<Full<Bytes>>, frame: Bytes, kind: Outbound) -> bool {
     let had_session = req.headers().contains_key(MCP_SESSION_ID);
     let build = Build::Post {
         frame: &frame,
