@@ -4,7 +4,8 @@
 //! checks what each archive holds: its README and both licence files, and
 //! nothing large or private (test fixtures, recordings, keys).
 
-use std::path::Path;
+use std::fs;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::api::CRATES;
@@ -35,6 +36,8 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
         .into_iter()
         .filter(|name| root.join(crate_dir(name)).join("Cargo.toml").exists())
         .collect();
+    let version = env!("CARGO_PKG_VERSION");
+    forget_earlier_archives(root, &names, version);
     let mut cmd = cargo();
     // A working tree with local changes may be packaged too: CI's is clean.
     cmd.args(["package", "--allow-dirty"]);
@@ -43,7 +46,6 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
     }
     run(&mut cmd)?;
     let dir = target_dir(root).join("package");
-    let version = env!("CARGO_PKG_VERSION");
     let mut problems = Vec::new();
     for name in &names {
         let archive = dir.join(format!("{name}-{version}.crate"));
@@ -60,6 +62,57 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
         Ok(())
     } else {
         Err(format!("packaging:\n  {}", problems.join("\n  ")))
+    }
+}
+
+/// Forgets what an earlier run left of our archives. Each archive is checked
+/// by building it against the archives of the crates it depends on, which
+/// cargo serves from a local registry; cargo takes a registry crate of a
+/// given version to be immutable, so it would reuse the sources it unpacked
+/// and the build it made for an earlier archive of the same version, and
+/// check today's crate against yesterday's dependency. Removed: those
+/// unpacked sources and archives in the cargo home, and the build
+/// fingerprints of every unit whose sources lie there. Nothing a clean
+/// machine has; best effort, so a missing directory is no error.
+fn forget_earlier_archives(root: &Path, names: &[&str], version: &str) {
+    let home = std::env::var_os("CARGO_HOME").map_or_else(
+        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
+        PathBuf::from,
+    );
+    for (kind, suffix) in [("src", ""), ("cache", ".crate")] {
+        let Ok(registries) = fs::read_dir(home.join("registry").join(kind)) else {
+            continue;
+        };
+        for registry in registries.flatten() {
+            for name in names {
+                let path = registry.path().join(format!("{name}-{version}{suffix}"));
+                let _ = fs::remove_dir_all(&path).or_else(|_| fs::remove_file(&path));
+            }
+        }
+    }
+    let debug = target_dir(root).join("debug");
+    let Ok(deps) = fs::read_dir(debug.join("deps")) else {
+        return;
+    };
+    for entry in deps.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(unit) = file.strip_suffix(".d") else {
+            continue;
+        };
+        let Some((lib, hash)) = unit.rsplit_once('-') else {
+            continue;
+        };
+        let Some(name) = names.iter().find(|n| n.replace('-', "_") == lib) else {
+            continue;
+        };
+        let from_registry = fs::read_to_string(entry.path()).is_ok_and(|d| {
+            d.lines()
+                .next()
+                .is_some_and(|l| l.contains("/registry/src/"))
+        });
+        if from_registry {
+            let _ = fs::remove_dir_all(debug.join(".fingerprint").join(format!("{name}-{hash}")));
+        }
     }
 }
 
