@@ -75,9 +75,9 @@ pub(crate) fn density(
              Produced by `cargo xtask bench`{} (`mcpwire-bench --density`): each client \
              opens the sessions against `mcpwire-bench-server`, calls `echo` once on each, \
              leaves them idle for 500 ms, and reads its own `VmRSS`, open descriptors and \
-             live tokio tasks; the growth since before the first session (after one session \
-             was opened and closed, so what a client pays once is not counted), divided by \
-             the number of sessions. One process per client and row, in the same run.\n\n\
+             live tokio tasks; the growth since before the first session (after a tenth of \
+             the sessions, at most 10, were opened the same way and closed, so what a client \
+             pays once is not counted), divided by the number of sessions. One process per client and row, in the same run.\n\n\
              {table}{END}\n",
             if quick { " --quick" } else { "" }
         );

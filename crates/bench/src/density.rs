@@ -4,9 +4,10 @@
 //! `hold` opens N sessions (each answers one `echo`), lets them settle, and
 //! reads the growth of the process's resident memory, open descriptors
 //! and live tokio tasks since before the first one, divided by N. The
-//! baseline is taken after a first session was opened and closed, so
-//! what every client pays once (a TLS root store, a connection pool, the
-//! runtime's own descriptors) is not charged to the sessions.
+//! baseline is taken after a few sessions (N/10, at most 10) were opened
+//! the same way and closed, so what every client pays once (a TLS root
+//! store, a connection pool, the runtime's own descriptors, the code and
+//! allocator arenas of the path) is not charged to the sessions.
 
 use std::future::Future;
 use std::time::{Duration, Instant};
@@ -111,11 +112,44 @@ where
     F: Fn() -> Fut,
     Fut: Future<Output = Result<C, String>> + Send + 'static,
 {
-    connect().await?.close().await;
+    // The warm-up opens a few sessions the way the run will (in parallel
+    // when it is), so the code and the allocator arenas of that path are
+    // in place before the baseline and are not charged to the sessions.
+    let warm = (n / 10).clamp(1, 10);
+    for c in open(warm, parallel, &connect).await? {
+        c.close().await;
+    }
     tokio::time::sleep(SETTLE).await;
     let before = read();
     let start = Instant::now();
-    let sessions: Vec<C> = if parallel {
+    let sessions = open(n, parallel, &connect).await?;
+    let secs = start.elapsed().as_secs_f64();
+    tokio::time::sleep(SETTLE).await;
+    let after = read();
+    for c in sessions {
+        c.close().await;
+    }
+    let per = |a: f64, b: f64| (a - b) / n as f64;
+    Ok(DensityOutcome {
+        client: client.into(),
+        shape: shape.name().into(),
+        sessions: n,
+        secs,
+        rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
+        fds_per_session: per(after.fds as f64, before.fds as f64),
+        tasks_per_session: per(after.tasks as f64, before.tasks as f64),
+    })
+}
+
+/// Opens `n` sessions with `connect` (all at once when `parallel`), each
+/// answering one `echo`.
+async fn open<C, F, Fut>(n: usize, parallel: bool, connect: &F) -> Result<Vec<C>, String>
+where
+    C: Caller,
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<C, String>> + Send + 'static,
+{
+    Ok(if parallel {
         let tasks: Vec<_> = (0..n)
             .map(|_| {
                 let open = connect();
@@ -139,22 +173,6 @@ where
             out.push(c);
         }
         out
-    };
-    let secs = start.elapsed().as_secs_f64();
-    tokio::time::sleep(SETTLE).await;
-    let after = read();
-    for c in sessions {
-        c.close().await;
-    }
-    let per = |a: f64, b: f64| (a - b) / n as f64;
-    Ok(DensityOutcome {
-        client: client.into(),
-        shape: shape.name().into(),
-        sessions: n,
-        secs,
-        rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
-        fds_per_session: per(after.fds as f64, before.fds as f64),
-        tasks_per_session: per(after.tasks as f64, before.tasks as f64),
     })
 }
 

@@ -78,7 +78,9 @@ pub(crate) async fn run<T: Transport>(
             Step::Event(event) => event,
             Step::Close => {
                 local = engine.signal.close_request();
-                transport.close().await;
+                // Boxed: closing is rare, and its future would otherwise
+                // be part of every idle session's task.
+                Box::pin(transport.close()).await;
                 continue;
             }
             Step::Sweep => {

@@ -53,9 +53,11 @@ pub(crate) struct Hub {
     /// Made on the first subscription (see the module docs).
     logs: OnceLock<broadcast::Sender<LogMessage>>,
     other: OnceLock<broadcast::Sender<ServerNotification>>,
-    tools_changed: watch::Sender<u64>,
-    resources_changed: watch::Sender<u64>,
-    prompts_changed: watch::Sender<u64>,
+    /// Made on the first subscription or the first change, like the
+    /// queues above: a session whose server announces nothing holds none.
+    tools_changed: OnceLock<watch::Sender<u64>>,
+    resources_changed: OnceLock<watch::Sender<u64>>,
+    prompts_changed: OnceLock<watch::Sender<u64>>,
     updates: Mutex<HashMap<String, watch::Sender<Option<ResourceUpdated>>>>,
     drops: AtomicU64,
     pub(crate) tools: ToolCache,
@@ -73,9 +75,9 @@ impl Hub {
             capacity,
             logs: OnceLock::new(),
             other: OnceLock::new(),
-            tools_changed: watch::channel(0).0,
-            resources_changed: watch::channel(0).0,
-            prompts_changed: watch::channel(0).0,
+            tools_changed: OnceLock::new(),
+            resources_changed: OnceLock::new(),
+            prompts_changed: OnceLock::new(),
             updates: Mutex::new(HashMap::new()),
             drops: AtomicU64::new(0),
             tools: ToolCache::default(),
@@ -115,9 +117,9 @@ impl Hub {
 
     pub(crate) fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
         match kind {
-            ListKind::Tools => self.tools_changed.subscribe(),
-            ListKind::Resources => self.resources_changed.subscribe(),
-            ListKind::Prompts => self.prompts_changed.subscribe(),
+            ListKind::Tools => counter(&self.tools_changed).subscribe(),
+            ListKind::Resources => counter(&self.resources_changed).subscribe(),
+            ListKind::Prompts => counter(&self.prompts_changed).subscribe(),
         }
     }
 
@@ -167,15 +169,15 @@ impl Hub {
             "notifications/tools/list_changed" => {
                 self.tools.invalidate();
                 self.cache.invalidate(Topic::Tools);
-                self.tools_changed.send_modify(|n| *n += 1);
+                counter(&self.tools_changed).send_modify(|n| *n += 1);
             }
             "notifications/resources/list_changed" => {
                 self.cache.invalidate(Topic::Resources);
-                self.resources_changed.send_modify(|n| *n += 1)
+                counter(&self.resources_changed).send_modify(|n| *n += 1)
             }
             "notifications/prompts/list_changed" => {
                 self.cache.invalidate(Topic::Prompts);
-                self.prompts_changed.send_modify(|n| *n += 1)
+                counter(&self.prompts_changed).send_modify(|n| *n += 1)
             }
             _ => {
                 let params = params.and_then(|p| p.deserialize().ok());
@@ -208,6 +210,11 @@ fn parse<T: serde::de::DeserializeOwned>(method: &str, params: Option<Payload>) 
             None
         }
     }
+}
+
+/// A `list_changed` counter, made (at zero) on first use.
+fn counter(slot: &OnceLock<watch::Sender<u64>>) -> &watch::Sender<u64> {
+    slot.get_or_init(|| watch::channel(0).0)
 }
 
 fn trace_log(msg: &LogMessage) {
@@ -271,5 +278,22 @@ mod tests {
         hub.dispatch("notifications/message", Some(p()));
         assert_eq!(logs.try_recv().unwrap().data, 1);
         assert!(hub.other.get().is_none());
+    }
+
+    #[test]
+    fn list_changed_counters_are_made_on_first_use_and_count_from_zero() {
+        let hub = Hub::new(1024, test_cache());
+        assert!(hub.tools_changed.get().is_none());
+        assert!(hub.prompts_changed.get().is_none());
+        // A change before anyone subscribed is counted all the same.
+        hub.dispatch("notifications/tools/list_changed", None);
+        let mut tools = hub.list_changed(ListKind::Tools);
+        assert_eq!(*tools.borrow_and_update(), 1);
+        hub.dispatch("notifications/tools/list_changed", None);
+        assert!(tools.has_changed().unwrap());
+        assert_eq!(*tools.borrow_and_update(), 2);
+        // The other kinds were not made by it.
+        assert!(hub.resources_changed.get().is_none());
+        assert_eq!(*hub.list_changed(ListKind::Prompts).borrow(), 0);
     }
 }

@@ -27,6 +27,11 @@ const NON_JSON_SAMPLE_LEN: usize = 200;
 /// A frame this many read buffers long or longer leaves the read buffer
 /// behind with it (see `release_after`).
 const LARGE_FRAME_READS: usize = 4;
+/// The room the first read is offered. It doubles, up to the read buffer
+/// size, each time a read fills what it was offered, so a connection that
+/// sees one small answer now and then holds a small buffer, and one that
+/// streams reads in full-size chunks after a few reads.
+const FIRST_READ: usize = 4 << 10;
 
 type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 
@@ -105,6 +110,8 @@ pub struct IoTransport {
     spare_reuses: usize,
     decoder: Decoder,
     read_buffer_size: usize,
+    /// The room the next read is offered (see [`FIRST_READ`]).
+    read_size: usize,
     non_json: NonJsonPolicy,
     non_json_skipped: u64,
     non_json_last_report: Option<Instant>,
@@ -220,6 +227,7 @@ impl IoTransport {
             spare_reuses: 0,
             decoder: Decoder::new(config.framing, config.max_frame_len),
             read_buffer_size: config.read_buffer_size,
+            read_size: FIRST_READ.min(config.read_buffer_size),
             non_json: config.non_json,
             non_json_skipped: 0,
             non_json_last_report: None,
@@ -333,7 +341,7 @@ impl IoTransport {
                 return;
             }
         }
-        mcpwire_codec::grow_frame_buffer(&mut self.buf, self.read_buffer_size, max);
+        mcpwire_codec::grow_frame_buffer(&mut self.buf, self.read_size, max);
     }
 
     /// The capacity of the read buffer (for tests of its bound).
@@ -401,7 +409,7 @@ impl IoTransport {
     /// Reads once into the buffer. `Ready(true)` when bytes or the end
     /// arrived, `Ready(false)` on a fatal error (recorded in `end`).
     fn poll_read(&mut self, cx: &mut Context<'_>) -> Poll<bool> {
-        if self.reader.is_some() && self.buf.capacity() - self.buf.len() < self.read_buffer_size {
+        if self.reader.is_some() && self.buf.capacity() - self.buf.len() < self.read_size {
             self.make_room();
         }
         let Some(reader) = self.reader.as_mut() else {
@@ -410,9 +418,11 @@ impl IoTransport {
         };
         // Without a grant the read-ahead stops at one read buffer in total.
         let room = if self.grants.any() {
-            self.read_buffer_size
+            self.read_size
         } else {
-            self.read_buffer_size.saturating_sub(self.buf.len())
+            self.read_buffer_size
+                .saturating_sub(self.buf.len())
+                .min(self.read_size)
         };
         let mut limited = (&mut self.buf).limit(room);
         match tokio_util::io::poll_read_buf(reader.as_mut(), cx, &mut limited) {
@@ -420,7 +430,12 @@ impl IoTransport {
                 self.read_eof = true;
                 Poll::Ready(true)
             }
-            Poll::Ready(Ok(_)) => Poll::Ready(true),
+            Poll::Ready(Ok(n)) => {
+                if n == room {
+                    self.read_size = (self.read_size * 2).min(self.read_buffer_size);
+                }
+                Poll::Ready(true)
+            }
             Poll::Ready(Err(e)) if e.kind() == std::io::ErrorKind::Interrupted => Poll::Ready(true),
             Poll::Ready(Err(e)) => {
                 self.end = Some(CloseReason::Error(e.into()));
@@ -624,6 +639,43 @@ mod tests {
             other => panic!("{other:?}"),
         }
         assert!(transport.spare.is_none(), "a small frame lets it go");
+        drop(writer.await.expect("writer"));
+        transport.close().await;
+    }
+
+    #[tokio::test]
+    async fn reads_start_small_and_grow_to_the_read_buffer_size_under_load() {
+        let (mut transport, mut peer) = IoTransport::pair(IoConfig::new());
+        transport.set_active(Active::Many(
+            std::num::NonZeroU32::new(u32::MAX).expect("non-zero"),
+        ));
+        peer.write_all(b"{\"a\":1}\n").await.expect("write");
+        match transport.next_event().await {
+            Some(TransportEvent::Frame(f)) => assert_eq!(&f[..], b"{\"a\":1}"),
+            other => panic!("{other:?}"),
+        }
+        // One small answer: the buffer is what the first read was offered,
+        // not a full read buffer.
+        assert_eq!(transport.read_size, FIRST_READ);
+        assert!(
+            transport.read_capacity() < 2 * FIRST_READ,
+            "an idle connection holds {} bytes",
+            transport.read_capacity()
+        );
+        // A stream of lines fills every read: the reads grow to full size.
+        const LINES: usize = 8192;
+        let lines = line(64, b' ').repeat(LINES);
+        let writer = tokio::spawn(async move {
+            peer.write_all(&lines).await.expect("write");
+            peer
+        });
+        for _ in 0..LINES {
+            match transport.next_event().await {
+                Some(TransportEvent::Frame(f)) => assert_eq!(f.len(), 63),
+                other => panic!("{other:?}"),
+            }
+        }
+        assert_eq!(transport.read_size, 64 << 10);
         drop(writer.await.expect("writer"));
         transport.close().await;
     }

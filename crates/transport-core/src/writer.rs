@@ -50,9 +50,11 @@ pub(crate) async fn write_loop(
     framing: Framing,
     events: mpsc::UnboundedSender<TransportEvent>,
 ) {
-    let mut batch: Vec<Bytes> = Vec::with_capacity(BATCH_MAX_FRAMES);
-    let mut chunks: Vec<Bytes> = Vec::with_capacity(16);
-    let mut scratch = BytesMut::with_capacity(COPY_MAX * 4);
+    // Allocated on the first burst: a lone frame is written by its sender,
+    // so a connection that never sees a burst never pays for these.
+    let mut batch: Vec<Bytes> = Vec::new();
+    let mut chunks: Vec<Bytes> = Vec::new();
+    let mut scratch = BytesMut::new();
     let mut closing = false;
     loop {
         match shared.take_work() {
@@ -107,6 +109,9 @@ pub(crate) async fn write_loop(
         if !closing && batch.len() < BATCH_MAX_FRAMES && bytes < BATCH_MAX_BYTES {
             tokio::task::yield_now().await;
             drain(&mut rx, &mut batch, &mut bytes);
+        }
+        if scratch.capacity() == 0 {
+            scratch.reserve(COPY_MAX * 4);
         }
         frame_batch(framing, &batch, &mut scratch, &mut chunks);
         let mut result = shared.write_chunks(&chunks).await;

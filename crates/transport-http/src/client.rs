@@ -2,7 +2,7 @@
 //! configuration, and the per-URL memory of the automatic fallback.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, Weak};
+use std::sync::{Arc, Mutex, OnceLock, Weak};
 
 use bytes::Bytes;
 use http::header::USER_AGENT;
@@ -67,7 +67,7 @@ impl std::fmt::Debug for HttpClient {
 impl HttpClient {
     /// A client with `config`. Fails only on a bad TLS configuration.
     pub fn new(config: HttpConfig) -> Result<Self, Error> {
-        let tls = tls_config(&config)?;
+        let tls = shared_tls_config(&config)?;
         let proxy = match &config.proxy {
             ProxyConfig::Env => Some(ProxyRules::from_env()),
             ProxyConfig::Off => None,
@@ -80,7 +80,7 @@ impl HttpClient {
             )),
         }
         .map(Arc::new);
-        let connector = Connector::new(Arc::new(tls), config.connect_timeout, proxy.clone());
+        let connector = Connector::new(tls, config.connect_timeout, proxy.clone());
         let hyper = Client::builder(TokioExecutor::new())
             .timer(TokioTimer::new())
             .pool_timer(TokioTimer::new())
@@ -252,6 +252,25 @@ fn classify_client_error(e: hyper_util::client::legacy::Error) -> Error {
         source = s.source();
     }
     Error::Request(Box::new(e))
+}
+
+/// The TLS configuration of a client: one per process for the default
+/// roots (the Mozilla roots, nothing added), made on first use, so a
+/// gateway that builds a client per server pays for the root store and
+/// the session cache once, not per client; its own for any other roots.
+/// Clients on the default roots share the TLS session cache, as clones of
+/// one client do: a resumed session carries no credentials of ours.
+fn shared_tls_config(config: &HttpConfig) -> Result<Arc<rustls::ClientConfig>, Error> {
+    static DEFAULT: [OnceLock<Arc<rustls::ClientConfig>>; 2] = [OnceLock::new(), OnceLock::new()];
+    if !(config.webpki_roots && !config.native_roots && config.extra_roots.is_empty()) {
+        return tls_config(config).map(Arc::new);
+    }
+    let slot = &DEFAULT[usize::from(config.http2 == Http2::PriorKnowledge)];
+    if let Some(tls) = slot.get() {
+        return Ok(tls.clone());
+    }
+    let tls = Arc::new(tls_config(config)?);
+    Ok(slot.get_or_init(|| tls).clone())
 }
 
 fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {

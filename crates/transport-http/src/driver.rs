@@ -121,11 +121,11 @@ impl Driver {
             Start::Streamable => streamable.run(rx, shutdown).await,
             Start::Legacy => {
                 let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
-                legacy.run(rx, shutdown, None).await
+                Box::pin(legacy.run(rx, shutdown, None)).await
             }
             Start::ReceiveOnly => {
                 let legacy = Legacy::new(self.ctx.clone(), HttpMode::ReceiveOnlySse);
-                legacy.run(rx, shutdown, None).await
+                Box::pin(legacy.run(rx, shutdown, None)).await
             }
             Start::Auto => {
                 // The first frame decides the transport; nothing else is
@@ -139,7 +139,8 @@ impl Driver {
                 };
                 // The probe is handed on here, not in the mode's loop.
                 self.direct.unqueue();
-                match self.probe(first).await {
+                // Boxed: the probe is over before the session idles.
+                match Box::pin(self.probe(first)).await {
                     Probe::Streamable(answer) => {
                         if let Some((resp, frame, kind)) = answer {
                             streamable.adopt(resp, frame, kind);
@@ -148,7 +149,7 @@ impl Driver {
                     }
                     Probe::Legacy(frame, stream) => {
                         let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
-                        legacy.run(rx, shutdown, Some((frame, stream))).await
+                        Box::pin(legacy.run(rx, shutdown, Some((frame, stream)))).await
                     }
                 }
             }

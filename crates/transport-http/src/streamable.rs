@@ -87,8 +87,11 @@ impl Streamable {
                         // The requests in flight go on while this frame is
                         // posted (or waits for an in-flight permit, which
                         // only they can give back).
+                        // Boxed, as is closing below: posting holds a
+                        // request and its retries, kilobytes an idle
+                        // session would otherwise carry in its task.
                         let exchange = tokio::select! {
-                            exchange = self.send(frame) => exchange,
+                            exchange = Box::pin(self.send(frame)) => exchange,
                             () = direct.drive() => None,
                             _ = shutdown.changed() => break,
                         };
@@ -99,7 +102,7 @@ impl Streamable {
                 Some(_) = self.tasks.join_next() => {}
             }
         }
-        self.close(rx).await;
+        Box::pin(self.close(rx)).await;
         CloseReason::Local
     }
 
@@ -145,9 +148,18 @@ impl Streamable {
                 // driver.
                 let had_session = req.headers().contains_key(MCP_SESSION_ID);
                 let initialized = matches!(kind, Outbound::Notification { initialized: true });
+                // With a session, the GET stream opens beside `initialized`
+                // (the session is known from `initialize`'s answer) and is
+                // waited for below: the two round trips overlap instead of
+                // adding up before the first request.
+                let listening = match initialized && had_session {
+                    true => self.start_listener(),
+                    false => None,
+                };
                 let resp = match send_with_retry(&self.ctx, build, req).await {
                     Ok(resp) => resp,
                     Err(e) => {
+                        self.stop_listener();
                         self.ctx.events.undelivered(frame, e.into()).await;
                         return None;
                     }
@@ -161,17 +173,28 @@ impl Streamable {
                         answer(&ctx, resp, frame, kind, had_session).await;
                     });
                 }
-                if initialized
-                    && status.is_success()
-                    && let Some(answered) = self.start_listener()
-                {
-                    // The GET stream is answered before the next frame is
-                    // posted, so whatever the server sends on it because
-                    // of our first requests has a stream to go to (a
-                    // server without an event store drops a message that
-                    // finds none). Bounded: a server slow to answer the
-                    // GET only delays the first request.
-                    let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+                // Without a session the GET goes after `initialized`, and
+                // its answer is still waited for: not for order (the server
+                // cannot tie the stream to our requests) but so that the
+                // next request finds the connection free. Posted at once,
+                // it would open a second connection, kept idle for the
+                // life of the pool (a client per session held two).
+                let listening = match initialized && !had_session && status.is_success() {
+                    true => self.start_listener(),
+                    false => listening,
+                };
+                if let Some(answered) = listening {
+                    if status.is_success() {
+                        // The GET stream is answered before the next frame
+                        // is posted, so whatever the server sends on it
+                        // because of our first requests has a stream to go
+                        // to (a server without an event store drops a
+                        // message that finds none). Bounded: a server slow
+                        // to answer the GET only delays the first request.
+                        let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+                    } else {
+                        self.stop_listener();
+                    }
                 }
                 None
             }
@@ -194,6 +217,13 @@ impl Streamable {
             .spawn(stream::listen(self.ctx.clone(), Some(answered)));
         self.listener = Some(handle);
         Some(rx)
+    }
+
+    /// Stops the GET stream (`initialized` was not accepted).
+    fn stop_listener(&mut self) {
+        if let Some(listener) = self.listener.take() {
+            listener.abort();
+        }
     }
 
     /// Closing: flush what is queued, end the session, stop every task; all

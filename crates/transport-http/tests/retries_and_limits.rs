@@ -286,7 +286,7 @@ async fn initialized_answered_with(initialized: u16) -> Server {
 
 /// A notification's error answer is handled before the next frame is
 /// posted: a 404 that ends the session means the next request goes without
-/// the dead session id. And a failed `initialized` opens no GET stream.
+/// the dead session id. And a failed `initialized` leaves no GET stream.
 #[tokio::test]
 async fn a_failed_notification_is_settled_before_the_next_post() {
     let server = initialized_answered_with(404).await;
@@ -314,9 +314,11 @@ async fn a_failed_notification_is_settled_before_the_next_post() {
         None,
         "the dead session was sent"
     );
+    // The GET goes out beside `initialized` (the session was known); once
+    // `initialized` failed it was stopped, not opened again.
     assert!(
-        seen.iter().all(|s| s.method != "GET"),
-        "a GET stream was opened after initialized failed"
+        seen.iter().filter(|s| s.method == "GET").count() <= 1,
+        "a GET stream was opened again after initialized failed: {seen:#?}"
     );
 }
 

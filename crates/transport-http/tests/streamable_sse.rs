@@ -452,3 +452,69 @@ async fn a_get_stream_that_never_answers_delays_the_next_frame_only_briefly() {
     t.sender().send(frame(LIST)).await.unwrap();
     assert_eq!(next_frame(&mut t).await["id"], 1);
 }
+
+#[tokio::test]
+async fn the_get_stream_opens_beside_initialized_not_after_it() {
+    // `initialized` is answered after 300 ms, the GET at once.
+    let server = Server::start(move |seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("GET", _) => Reply::sse().hold(),
+            (_, Some("notifications/initialized")) => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Reply::new(202)
+            }
+            (_, Some("tools/list")) => Reply::json(&result(1, r#"{"tools":[]}"#)),
+            _ => post_reply(&seen),
+        }
+    })
+    .await;
+    let mut t = initialized(&server, &client()).await;
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let seen = server.seen();
+    let at = |pick: &dyn Fn(&Seen) -> bool| seen.iter().find(|r| pick(r)).expect("seen").at;
+    let initialized = at(&|r| r.rpc_method().as_deref() == Some("notifications/initialized"));
+    let get = at(&|r| r.method == "GET");
+    let list = at(&|r| r.rpc_method().as_deref() == Some("tools/list"));
+    // The GET did not wait for `initialized` to be answered...
+    assert!(
+        get < initialized + Duration::from_millis(250),
+        "the GET waited for initialized: {seen:#?}"
+    );
+    // ...and the next frame still waited for both.
+    assert!(
+        list >= initialized + Duration::from_millis(290),
+        "tools/list did not wait for initialized: {seen:#?}"
+    );
+}
+
+#[tokio::test]
+async fn without_a_session_the_next_frame_waits_for_the_get_and_reuses_its_connection() {
+    // No session id: the GET goes after `initialized` and is answered 405.
+    let server = Server::start(move |seen| async move {
+        match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+            ("GET", _) => {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                Reply::new(405)
+            }
+            (_, Some("initialize")) => Reply::json(&init_result(0)),
+            (_, Some("tools/list")) => Reply::json(&result(1, r#"{"tools":[]}"#)),
+            _ => Reply::new(202),
+        }
+    })
+    .await;
+    let mut t = initialized(&server, &client()).await;
+    t.sender().send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    let seen = server.seen();
+    let at = |pick: &dyn Fn(&Seen) -> bool| seen.iter().find(|r| pick(r)).expect("seen").at;
+    let get = at(&|r| r.method == "GET");
+    let list = at(&|r| r.rpc_method().as_deref() == Some("tools/list"));
+    // Posted at once, tools/list would have needed a connection of its own
+    // while the GET held the first.
+    assert!(
+        list >= get + Duration::from_millis(290),
+        "tools/list did not wait for the GET's answer: {seen:#?}"
+    );
+    assert_eq!(server.connections(), 1, "a second connection was opened");
+}

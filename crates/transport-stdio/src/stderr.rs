@@ -49,7 +49,10 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(
     command: String,
 ) {
     let mut decoder = LineDecoder::with_max_frame_len(MAX_LINE);
-    let mut buf = BytesMut::with_capacity(8 << 10);
+    // Empty until the server writes: a quiet server's stderr costs no
+    // buffer (the first read of a burst takes what fits in a few bytes,
+    // the rest get room for a whole line).
+    let mut buf = BytesMut::new();
     let mut dropped: u64 = 0;
     let mut out = tokio::io::stderr();
     loop {
@@ -96,6 +99,13 @@ pub(crate) async fn drain<R: AsyncRead + Unpin>(
         if eof {
             return;
         }
+        if buf.is_empty() {
+            // Nothing partial is held: let the allocation go until the
+            // server writes again.
+            buf = BytesMut::new();
+        } else {
+            buf.reserve(MAX_LINE);
+        }
     }
 }
 
@@ -127,6 +137,51 @@ mod tests {
         assert_eq!(lines[TAIL_LINES - 2], "[stderr line over 4 KiB cut]");
         assert_eq!(lines[TAIL_LINES - 1], "last without newline");
         assert_eq!(rx.recv().await.unwrap(), "line 0");
+    }
+
+    /// Hands out scripted chunks and records the room each read offered.
+    struct Script {
+        chunks: std::collections::VecDeque<&'static [u8]>,
+        offered: Vec<usize>,
+    }
+
+    impl AsyncRead for Script {
+        fn poll_read(
+            mut self: std::pin::Pin<&mut Self>,
+            _cx: &mut std::task::Context<'_>,
+            buf: &mut tokio::io::ReadBuf<'_>,
+        ) -> std::task::Poll<std::io::Result<()>> {
+            self.offered.push(buf.remaining());
+            if let Some(chunk) = self.chunks.pop_front() {
+                buf.put_slice(chunk);
+            }
+            std::task::Poll::Ready(Ok(()))
+        }
+    }
+
+    #[tokio::test]
+    async fn holds_no_buffer_between_bursts() {
+        let mut script = Script {
+            chunks: [&b"hello\n"[..], b"wor", b"ld\n"].into(),
+            offered: Vec::new(),
+        };
+        let tail = Tail::default();
+        drain(
+            &mut script,
+            StderrMode::Discard,
+            tail.clone(),
+            None,
+            "t".into(),
+        )
+        .await;
+        assert_eq!(tail.lines(), ["hello", "world"]);
+        let offered = &script.offered;
+        assert_eq!(offered.len(), 4, "{offered:?}");
+        // Empty between lines: each burst starts with a small read.
+        assert!(offered[0] < 1024 && offered[1] < 1024, "{offered:?}");
+        // A partial line gets room for the rest of a whole line.
+        assert!(offered[2] >= MAX_LINE, "{offered:?}");
+        assert!(offered[3] < 1024, "{offered:?}");
     }
 
     #[tokio::test]
