@@ -29,7 +29,7 @@ pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Client, Err
 }
 
 /// Connects to the MCP server at the WebSocket `url` (`ws://` or `wss://`,
-/// subprotocol `mcp`), with the default [`WsConfig`](crate::WsConfig). For
+/// subprotocol `mcp`), with the default [`WsConfig`](crate::ws::WsConfig). For
 /// other options: [`connect`] with [`Server::ws`].
 #[cfg(feature = "ws")]
 pub async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, Error> {

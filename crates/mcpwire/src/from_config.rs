@@ -53,8 +53,8 @@ impl TryFrom<&ResolvedServer> for Server {
     }
 }
 
-/// Makes the [`Connector`] of each configuration entry: a stdio entry
-/// becomes a [`StdioConfig`] (command, arguments, environment with removals,
+/// Makes a [`Server`] of each configuration entry (the manager's connector,
+/// with the `manager` feature): a stdio entry becomes a [`StdioConfig`] (command, arguments, environment with removals,
 /// working directory), an HTTP entry an HTTP [`Server`] (URL, headers, the
 /// mode: Streamable HTTP, legacy HTTP+SSE, or the automatic fallback) on
 /// one shared [`HttpClient`], so every HTTP server of the fleet shares one

@@ -1,6 +1,6 @@
 //! Many servers at once: everything of `mcpwire-manager`, plus
 //! [`Transports`], which turns the entries of configuration files into
-//! [`Server`]s (stdio commands, HTTP URLs sharing one connection pool) for
+//! [`Server`](crate::Server)s (stdio commands, HTTP URLs sharing one connection pool) for
 //! the manager to connect.
 //!
 //! ```no_run
