@@ -70,6 +70,8 @@ mod harness;
 mod io;
 mod io_config;
 mod sender;
+#[cfg(feature = "tls")]
+pub mod tls;
 mod transport;
 mod writer;
 

@@ -13,6 +13,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpwire_auth::Authorizer;
+use mcpwire_transport::tls::{self, Roots};
 
 use crate::config::{Http2, HttpConfig, ProxyConfig};
 use crate::connector::Connector;
@@ -274,38 +275,15 @@ fn shared_tls_config(config: &HttpConfig) -> Result<Arc<rustls::ClientConfig>, E
 }
 
 fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {
-    let mut roots = rustls::RootCertStore::empty();
-    if config.webpki_roots {
-        roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
-    }
-    if config.native_roots {
-        let found = rustls_native_certs::load_native_certs();
-        let (added, _ignored) = roots.add_parsable_certificates(found.certs);
-        if added == 0 {
-            let why = found
-                .errors
-                .first()
-                .map_or_else(|| "no certificates found".to_owned(), ToString::to_string);
-            return Err(Error::Tls(
-                format!("platform root store unusable: {why}").into(),
-            ));
-        }
-    }
-    for der in &config.extra_roots {
-        roots
-            .add(rustls::pki_types::CertificateDer::from(der.clone()))
-            .map_err(|e| Error::Tls(Box::new(e)))?;
-    }
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .map_err(|e| Error::Tls(Box::new(e)))?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
-    tls.alpn_protocols = if config.http2 == Http2::PriorKnowledge {
+    let roots = Roots {
+        webpki: config.webpki_roots,
+        native: config.native_roots,
+        extra: &config.extra_roots,
+    };
+    let alpn = if config.http2 == Http2::PriorKnowledge {
         vec![b"h2".to_vec()]
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
-    Ok(tls)
+    tls::client_config(roots, alpn).map_err(Error::Tls)
 }
