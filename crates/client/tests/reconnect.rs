@@ -4,26 +4,12 @@ mod common;
 
 use std::time::Duration;
 
-use common::{LONG, within};
-use mcpwire_client::{
-    Client, ClientConfig, ConnectionState, ErrorKind, Keepalive, Reconnect, TransportFactory,
-};
-use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
-use mcpwire_transport::{Transport, TransportError};
+use common::{LONG, factory, within};
+use mcpwire_client::{Client, ClientConfig, ConnectionState, ErrorKind, Keepalive, Reconnect};
+use mcpwire_test_support::{FakeServer, MemoryPeer};
+use mcpwire_transport::TransportError;
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
-
-/// A factory that makes a fresh in-memory pair per attempt and hands the
-/// peer to the test.
-fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let f: TransportFactory = Box::new(move || {
-        let (t, p) = memory_pair(16);
-        let _ = tx.send(p);
-        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
-    });
-    (f, rx)
-}
 
 async fn next_server(peers: &mut mpsc::UnboundedReceiver<MemoryPeer>) -> FakeServer {
     FakeServer::new(within(peers.recv()).await.expect("a new connection"))

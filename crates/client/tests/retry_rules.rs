@@ -7,11 +7,10 @@ mod common;
 
 use std::time::Duration;
 
-use common::within;
+use common::{factory, within};
 use mcpwire_client::types::Tool;
-use mcpwire_client::{Client, ClientConfig, ConnectionState, Reconnect, TransportFactory};
-use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
-use mcpwire_transport::Transport;
+use mcpwire_client::{Client, ClientConfig, ConnectionState, Reconnect};
+use mcpwire_test_support::{FakeServer, MemoryPeer};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -40,18 +39,6 @@ fn a_tool_is_replay_safe_when_read_only_or_idempotent() {
     ));
     assert!(!safe(json!({})));
     assert!(!tool(None).is_replay_safe());
-}
-
-/// A factory that makes a fresh in-memory pair per attempt and hands the
-/// peer to the test.
-fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let f: TransportFactory = Box::new(move || {
-        let (t, p) = memory_pair(16);
-        let _ = tx.send(p);
-        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
-    });
-    (f, rx)
 }
 
 async fn next_server(peers: &mut mpsc::UnboundedReceiver<MemoryPeer>) -> FakeServer {

@@ -8,17 +8,16 @@ mod common;
 
 use std::time::Duration;
 
-use common::{connected, within};
+use common::{connected, factory, within};
 use mcpwire_client::types::ResourceUpdated;
 use mcpwire_client::{
     CancellationToken, Client, ClientConfig, ConnectionState, EraChoice, ErrorKind, ListKind,
-    Reconnect, TransportFactory,
+    Reconnect,
 };
 use mcpwire_codec::jsonrpc::{Id, Message, Request};
 use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
-use mcpwire_transport::{Transport, TransportError};
+use mcpwire_transport::TransportError;
 use serde_json::{Value, json};
-use tokio::sync::mpsc;
 
 const SUB: &str = "io.modelcontextprotocol/subscriptionId";
 const URI: &str = "file:///watched";
@@ -378,18 +377,6 @@ async fn a_stateless_request_cancelled_over_stdio_sends_notifications_cancelled(
     let cancel = server.expect_notification("notifications/cancelled").await;
     let p: Value = cancel.params.unwrap().deserialize().unwrap();
     assert_eq!(p["requestId"], num(&req.id));
-}
-
-/// A factory that makes a fresh in-memory pair per connection and hands the
-/// peer to the test.
-fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
-    let (tx, rx) = mpsc::unbounded_channel();
-    let f: TransportFactory = Box::new(move || {
-        let (t, p) = memory_pair(16);
-        let _ = tx.send(p);
-        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
-    });
-    (f, rx)
 }
 
 #[tokio::test]

@@ -3,8 +3,10 @@
 
 use std::time::Duration;
 
-use mcpwire_client::{Client, ClientConfig};
-use mcpwire_test_support::{FakeServer, memory_pair};
+use mcpwire_client::{Client, ClientConfig, TransportFactory};
+use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
+use mcpwire_transport::Transport;
+use tokio::sync::mpsc;
 
 /// A generous bound for "it happens": only a failing test waits this long.
 pub const LONG: Duration = Duration::from_secs(20);
@@ -28,4 +30,16 @@ pub async fn within<F: std::future::IntoFuture>(f: F) -> F::Output {
     tokio::time::timeout(LONG, f)
         .await
         .expect("finished in time")
+}
+
+/// A factory that makes a fresh in-memory pair per connection attempt and
+/// hands the peer to the test.
+pub fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let f: TransportFactory = Box::new(move || {
+        let (t, p) = memory_pair(16);
+        let _ = tx.send(p);
+        Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
+    });
+    (f, rx)
 }
