@@ -3,8 +3,9 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use http::{HeaderValue, Uri};
 
+use bytes::Bytes;
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_transport::RequestAbort;
+use mcpwire_transport::{FrameMeta, FrameMetaSink, RequestAbort};
 
 use crate::HttpMode;
 use crate::abort::Aborts;
@@ -82,11 +83,19 @@ impl RequestAbort for Shared {
     fn abort(&self, id: &Id) -> bool {
         match self.mode() {
             Some(HttpMode::LegacySse | HttpMode::ReceiveOnlySse) => false,
-            Some(HttpMode::StreamableHttp) | None => {
-                self.aborts.abort(id);
-                true
-            }
+            Some(HttpMode::StreamableHttp) | None => self.aborts.abort(id),
         }
+    }
+}
+
+/// The client's metadata waits for its request (`crate::frame_meta`); it
+/// also arms the aborts (`crate::abort`): only the stateless revision's
+/// requests carry metadata, and only there is closing the stream a
+/// cancellation.
+impl FrameMetaSink for Shared {
+    fn attach(&self, frame: &Bytes, meta: std::sync::Arc<FrameMeta>) {
+        self.aborts.arm();
+        self.metas.attach(frame, meta);
     }
 }
 

@@ -136,7 +136,11 @@ async fn abort_closes_the_answer_stream_and_frees_its_slot() {
     let client = mcpwire_http::HttpClient::new(config).unwrap();
     let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
     let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}"#;
-    t.sender().send(frame(call)).await.unwrap();
+    // Its metadata (a stateless-era request) arms the aborts.
+    t.sender()
+        .send_with(frame(call), Some(meta()))
+        .await
+        .unwrap();
     feed_tx
         .send(sse_message(None, r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":9,"progress":1}}"#))
         .unwrap();
@@ -155,7 +159,10 @@ async fn abort_closes_the_answer_stream_and_frees_its_slot() {
     // A request aborted while still queued is never posted.
     let queued = r#"{"jsonrpc":"2.0","id":11,"method":"tools/list"}"#;
     assert!(t.sender().abort(&Id::Number(11)));
-    t.sender().send(frame(queued)).await.unwrap();
+    t.sender()
+        .send_with(frame(queued), Some(meta()))
+        .await
+        .unwrap();
     t.sender()
         .send(frame(r#"{"jsonrpc":"2.0","id":12,"method":"tools/list"}"#))
         .await
@@ -169,5 +176,45 @@ async fn abort_closes_the_answer_stream_and_frees_its_slot() {
     assert!(
         !posted.iter().any(|b| b.contains(r#""id":11"#)),
         "{posted:?}"
+    );
+}
+
+#[tokio::test]
+async fn without_metadata_no_request_can_be_aborted() {
+    // The `initialize` era's requests carry no frame metadata: closing a
+    // stream is not their cancellation, so the transport says it cannot
+    // (the client then sends `notifications/cancelled`) and the request
+    // runs to its answer.
+    let (release_tx, release_rx) = tokio::sync::oneshot::channel::<()>();
+    let release = Arc::new(std::sync::Mutex::new(Some(release_rx)));
+    let server = Server::start(move |_seen| {
+        let release = release.clone();
+        async move {
+            let rx = release.lock().unwrap().take();
+            if let Some(rx) = rx {
+                let _ = rx.await;
+            }
+            Reply::json(&result(4, "{}"))
+        }
+    })
+    .await;
+    let client = mcpwire_http::HttpClient::new(quick_config()).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender()
+        .send(frame(r#"{"jsonrpc":"2.0","id":4,"method":"tools/list"}"#))
+        .await
+        .unwrap();
+    while server.seen().is_empty() {
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    assert!(
+        !t.sender().abort(&Id::Number(4)),
+        "no metadata yet: the caller must cancel another way"
+    );
+    release_tx.send(()).unwrap();
+    assert_eq!(
+        next_frame(&mut t).await["id"],
+        4,
+        "the request ran to its answer"
     );
 }
