@@ -7,11 +7,13 @@
 //!               --transport stdio|http|http-sse
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5 --server PATH [--quick]
 //! mcpwire-bench --client mcpwire|rmcp --density SHAPE --sessions N --server PATH
+//!               [--pool-idle-ms MS]
 //! ```
 //!
 //! The second form measures density (see `density.rs`): SHAPE is
 //! `idle-http-shared`, `idle-http-per-session`, `idle-stdio` or
-//! `connect-sequential`.
+//! `connect-sequential`. `--pool-idle-ms` sets mcpwire's
+//! `HttpConfig::pool_idle_timeout` (default 90 s) for its HTTP clients.
 //!
 //! The clients: mcpwire (this workspace, as its README shows it: arguments
 //! as `&json!(..)`; `mcpwire-struct` passes them as a borrowed struct), rmcp
@@ -63,6 +65,8 @@ struct DensityArgs {
     shape: Shape,
     sessions: usize,
     server: PathBuf,
+    /// mcpwire's `pool_idle_timeout`, if not the default.
+    pool_idle: Option<std::time::Duration>,
 }
 
 /// Parses the second form, if `--density` is given.
@@ -70,6 +74,7 @@ fn parse_density() -> Option<Result<DensityArgs, String>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     args.iter().any(|a| a == "--density").then(|| {
         let (mut client, mut shape, mut sessions, mut server) = (None, None, None, None);
+        let mut pool_idle = None;
         let mut it = args.iter();
         while let Some(arg) = it.next() {
             let value = it.next().cloned().unwrap_or_default();
@@ -80,6 +85,10 @@ fn parse_density() -> Option<Result<DensityArgs, String>> {
                 }
                 "--sessions" => sessions = value.parse().ok().filter(|&n: &usize| n > 0),
                 "--server" => server = Some(PathBuf::from(value)),
+                "--pool-idle-ms" => {
+                    let ms = value.parse().map_err(|_| "--pool-idle-ms takes a number")?;
+                    pool_idle = Some(std::time::Duration::from_millis(ms));
+                }
                 other => return Err(format!("unknown argument {other:?}")),
             }
         }
@@ -92,6 +101,7 @@ fn parse_density() -> Option<Result<DensityArgs, String>> {
             shape: shape.ok_or("--density is required")?,
             sessions: sessions.ok_or("--sessions N (N > 0) is required")?,
             server: server.ok_or("--server is required")?,
+            pool_idle,
         })
     })
 }
@@ -260,6 +270,7 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
         false => None,
     };
     let (n, shape, name) = (args.sessions, args.shape, args.client.as_str());
+    let pool_idle = args.pool_idle;
     // The default call path, as the README shows it.
     use via_mcpwire::Arguments::Json;
     let result = runtime.block_on(async {
@@ -267,7 +278,7 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
         let server = args.server.clone();
         match (name, shape) {
             ("mcpwire", Shape::HttpShared) => {
-                let client = via_mcpwire::http_client()?;
+                let client = via_mcpwire::http_client_with(pool_idle)?;
                 density::hold(name, shape, n, false, move || {
                     let (client, url) = (client.clone(), url.clone());
                     async move { Mcpwire::http(&client, &url, Json).await }
@@ -277,7 +288,10 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
             ("mcpwire", Shape::HttpPerSession) => {
                 density::hold(name, shape, n, false, move || {
                     let url = url.clone();
-                    async move { Mcpwire::http(&via_mcpwire::http_client()?, &url, Json).await }
+                    async move {
+                        let client = via_mcpwire::http_client_with(pool_idle)?;
+                        Mcpwire::http(&client, &url, Json).await
+                    }
                 })
                 .await
             }
@@ -289,7 +303,7 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
                 .await
             }
             ("mcpwire", Shape::ConnectSequential) => {
-                let client = via_mcpwire::http_client()?;
+                let client = via_mcpwire::http_client_with(pool_idle)?;
                 density::connect_sequential(name, n, || Mcpwire::http(&client, &url, Json)).await
             }
             ("rmcp", Shape::HttpShared) => {

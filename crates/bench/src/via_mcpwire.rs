@@ -4,6 +4,7 @@
 //! struct instead of a JSON value.
 
 use std::path::Path;
+use std::time::Duration;
 
 use mcpwire::{Client, ClientConfig, HttpClient, HttpConfig, Server, StdioConfig};
 use serde::Serialize;
@@ -55,8 +56,18 @@ impl Mcpwire {
 
 /// The process-wide HTTP client.
 pub(crate) fn http_client() -> Result<HttpClient, String> {
-    HttpClient::new(HttpConfig::new().proxy(mcpwire::http::Proxy::none()))
-        .map_err(|e| e.to_string())
+    http_client_with(None)
+}
+
+/// An HTTP client, keeping idle connections for `pool_idle` instead of the
+/// default.
+pub(crate) fn http_client_with(pool_idle: Option<Duration>) -> Result<HttpClient, String> {
+    let config = HttpConfig::new().proxy(mcpwire::http::Proxy::none());
+    let config = match pool_idle {
+        Some(idle) => config.pool_idle_timeout(idle),
+        None => config,
+    };
+    HttpClient::new(config).map_err(|e| e.to_string())
 }
 
 /// The echo tool's arguments, borrowed (rmcp's `call_tool` takes a JSON

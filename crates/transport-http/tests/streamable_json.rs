@@ -326,6 +326,43 @@ async fn requests_reuse_one_keep_alive_connection() {
 }
 
 #[tokio::test]
+async fn an_idle_connection_is_closed_after_the_pool_idle_timeout_and_the_next_request_reconnects()
+{
+    let echo = |seen: Seen| async move {
+        let v: serde_json::Value = serde_json::from_slice(&seen.body).unwrap();
+        Reply::json(&result(v["id"].as_u64().unwrap(), "{}"))
+    };
+    let (quiet, kept) = (Server::start(echo).await, Server::start(echo).await);
+    let short = HttpClient::new(quick_config().pool_idle_timeout(Duration::from_millis(100)));
+    let mut t = HttpTransport::streamable(&short.unwrap(), &quiet.url("/mcp")).unwrap();
+    // The default keeps its idle connection (90 s): the control.
+    let mut u = HttpTransport::streamable(&client(), &kept.url("/mcp")).unwrap();
+    for (t, id) in [(&mut t, 1), (&mut u, 1)] {
+        let req = format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#);
+        t.sender().send(frame(&req)).await.unwrap();
+        assert_eq!(next_frame(t).await["id"], id);
+    }
+    assert_eq!(quiet.connections(), 1);
+    // Past the quiet period the client closes its idle connection, and the
+    // server sees it go; the default client's stays open.
+    tokio::time::timeout(WAIT, async {
+        while quiet.open_connections() > 0 {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    })
+    .await
+    .expect("the idle connection was closed");
+    assert_eq!(kept.open_connections(), 1, "the default keeps it");
+    // The next request connects again and is answered.
+    t.sender()
+        .send(frame(r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#))
+        .await
+        .unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    assert_eq!(quiet.connections(), 2, "a new connection");
+}
+
+#[tokio::test]
 async fn tls_with_a_test_ca_negotiates_http2() {
     let server = Server::start_tls(|_| async { Reply::json(&result(1, "{}")) }).await;
     let config = quick_config()

@@ -388,6 +388,13 @@ impl Server {
     pub fn connections(&self) -> usize {
         self.connections.load(Ordering::SeqCst)
     }
+
+    /// How many accepted connections are still open (their client has not
+    /// closed them).
+    pub fn open_connections(&self) -> usize {
+        let served = self.served.lock().unwrap();
+        served.iter().filter(|c| !c.is_finished()).count()
+    }
 }
 
 async fn serve(
