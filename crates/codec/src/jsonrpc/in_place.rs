@@ -204,6 +204,9 @@ fn unescape_to_front(json: &mut [u8], body: Range<usize>) -> Result<usize, serde
         }
         let escaped = *json.get(r + 1).ok_or_else(bad_string)?;
         r += 2;
+        if r > end {
+            return Err(bad_string());
+        }
         let byte = match escaped {
             b'"' => b'"',
             b'\\' => b'\\',
