@@ -22,7 +22,7 @@ const LARGE_STEP_MAX: usize = 64 << 20;
 /// freeing it never raises the threshold. Below it, glibc would keep a
 /// freed frame's pages resident in a thread's arena, and after the first
 /// large frame every frame is allocated there (the bench's stdio 10 MiB
-/// echo peaked at 62-63 MiB RSS with a 16 MiB step, 40-42 MiB with this
+/// echo peaked at 61-62 MiB RSS with a 16 MiB step, 39-42 MiB with this
 /// one). Room never written costs address space, not memory.
 const LARGE_STEP_MIN: usize = 32 << 20;
 
