@@ -125,10 +125,14 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         "mcpwire-bench",
         "-p",
         "mcpwire-bench-server",
+        "--bins",
+        "--example",
+        "lean_w4",
     ]))?;
     let bin = target_dir(root).join("release");
     let bench_bin = bin.join("mcpwire-bench");
     let server_bin = bin.join("mcpwire-bench-server");
+    let lean_bin = bin.join("examples").join("lean_w4");
     if o.density_only {
         return crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write);
     }
@@ -167,9 +171,15 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
             cells.push(((transport.clone(), workload.clone()), cell));
         }
     }
+    let lean =
+        if o.transports.iter().any(|t| t == "stdio") && o.workloads.iter().any(|w| w == "w4-10m") {
+            lean_runs(&lean_bin, &server_bin, o.rounds, o.quick)
+        } else {
+            Vec::new()
+        };
     let machine = machine(root);
     let table = table(&cells);
-    let targets = targets(&cells);
+    let targets = targets(&cells, &lean);
     let fleet = fleet_table(&cells);
     println!("\n{machine}\n{table}\n{targets}\n{fleet}");
     if o.write {
@@ -181,6 +191,25 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         eprintln!("wrote {}", path.display());
     }
     crate::density::density(root, &bench_bin, &server_bin, o.quick, o.write)
+}
+
+/// The stdio W4 10 MiB echo in a process that links mcpwire alone
+/// (`crates/bench/examples/lean_w4.rs`), `rounds` times.
+fn lean_runs(lean_bin: &Path, server_bin: &Path, rounds: usize, quick: bool) -> Vec<Value> {
+    let mut runs = Vec::new();
+    for round in 0..rounds {
+        let mut cmd = Command::new(lean_bin);
+        cmd.arg(server_bin).arg(if quick { "1" } else { "3" });
+        eprint!("round {} stdio w4-10m mcpwire alone (lean_w4): ", round + 1);
+        match run_one(&mut cmd) {
+            Ok(v) => {
+                eprintln!("peak {} KiB", v["peak_rss_kib"]);
+                runs.push(v);
+            }
+            Err(e) => eprintln!("FAILED: {e}"),
+        }
+    }
+    runs
 }
 
 /// Whether `client` takes part in the cell: the tokio floor is measured for
@@ -319,7 +348,7 @@ fn table(cells: &[((String, String), Cell)]) -> String {
 }
 
 /// The targets of issue 7, checked against the medians.
-fn targets(cells: &[((String, String), Cell)]) -> String {
+fn targets(cells: &[((String, String), Cell)], lean: &[Value]) -> String {
     let get = |transport: &str, workload: &str, client: &str, key: &str| {
         cells
             .iter()
@@ -472,9 +501,11 @@ fn targets(cells: &[((String, String), Cell)]) -> String {
             within(r, v)
         });
     }
+    // Measured in a process that holds mcpwire alone: the bench binary's
+    // own code (both clients) is most of its resident baseline.
     check(
-        "stdio W4 10 MiB peak RSS <= 40 MiB",
-        get("stdio", "w4-10m", "mcpwire", "peak_rss_kib").map(|k| k / 1024.0),
+        "stdio W4 10 MiB peak RSS <= 40 MiB (a process linking mcpwire alone: `lean_w4`)",
+        median(Some(&lean.to_vec()), "peak_rss_kib").map(|k| k / 1024.0),
         " MiB",
         &|m| m <= 40.0,
     );
@@ -625,6 +656,10 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          tokio floor (stdio W2 only) writes the raw client's lines through tokio's child \
          pipes on the same runtime, no MCP library: what any tokio client pays for the \
          runtime alone.\n\n\
+         The W4 10 MiB peak-RSS target is measured apart, by `lean_w4` (the same calls in \
+         a process that links mcpwire alone): this binary links both clients, and its \
+         code alone keeps about 9.5 MiB resident, which its peak-RSS rows include for \
+         every client.\n\n\
          This machine is small and shared, so absolute figures move from run to run; the \
          ratios measured within one run are the figures that count.\n\n\
          {table}\n### Targets (issue 7)\n\n{targets}{END}\n"

@@ -562,10 +562,8 @@ async fn finish_tool_call(
     let payload = rounds(client, &conn, Some(&route))
         .call(request, Cow::Borrowed("tools/call"), opts, replay)
         .await?;
-    let result: CallToolResult = payload
-        .deserialize()
-        .map_err(|e| Error::decode("tools/call", e))?;
-    drop(payload);
+    // Consumed: a large answer's text is decoded in its frame's allocation.
+    let result: CallToolResult = payload.take().map_err(|e| Error::decode("tools/call", e))?;
     if let Some(tool) = tool {
         tool.validate(
             result.structured_content.as_ref(),
@@ -592,7 +590,8 @@ operation!(['a] ReadResource<'a> => ReadResourceResult, |this, client, opts| {
         send_counted(client, method, Some(&params), &opts, Some(&route))
     })
     .await?;
-    payload.deserialize().map_err(|e| Error::decode(method, e))
+    // In place unless the cache keeps the answer too.
+    payload.take().map_err(|e| Error::decode(method, e))
 });
 
 /// `resources/subscribe`, or in the stateless era a

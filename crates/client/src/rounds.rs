@@ -87,12 +87,18 @@ impl Rounds<'_> {
         let mut rounds = 0u32;
         let mut reissues = 0u32;
         loop {
-            let frame = request.frame().clone();
+            // Kept only while it may be sent again: for input rounds (the
+            // stateless era) or a reissue (a request safe to repeat).
+            // Otherwise the frame is freed once written, not held until the
+            // answer arrives: a large argument is then not in memory while
+            // a large answer is read.
+            let kept = (self.modern || safe).then(|| request.frame().clone());
             let outcome = engine
                 .call_encoded(request, method.clone(), opts, replay, Cancel::Notify)
                 .await;
-            let params = match outcome {
-                Ok(payload) => {
+            let params = match (outcome, &kept) {
+                (Ok(payload), None) => return Ok((payload, rounds)),
+                (Ok(payload), Some(frame)) => {
                     let Some(input) = self.input_required(&payload)? else {
                         return Ok((payload, rounds));
                     };
@@ -103,16 +109,16 @@ impl Rounds<'_> {
                     }
                     rounds += 1;
                     let responses = self.fulfil(input.input_requests).await?;
-                    retry_params(&frame, responses, input.request_state)?
+                    retry_params(frame, responses, input.request_state)?
                 }
-                Err(e)
+                (Err(e), Some(frame))
                     if e.kind() == ErrorKind::OutcomeUnknown && safe && reissues < MAX_REISSUES =>
                 {
                     reissues += 1;
                     tracing::debug!(%method, error = %e, "the answer was lost: sending the request again");
-                    original_params(&frame)?
+                    original_params(frame)?
                 }
-                Err(e) => return Err(e),
+                (Err(e), _) => return Err(e),
             };
             request = engine.encode_request(&method, Some(&params), opts, self.route)?;
         }

@@ -520,3 +520,55 @@ async fn setting_the_log_level_in_the_stateless_era_stamps_later_requests() {
     within(list).await.unwrap().unwrap();
     client.close().await;
 }
+
+/// The next `tools/call`, and whether the fake server's frame of it was the
+/// only hold on its bytes when it arrived.
+async fn call_frame(server: &mut FakeServer) -> (bool, Request) {
+    loop {
+        let frame = server.recv_frame().await.expect("a frame");
+        let unique = frame.is_unique();
+        if let Ok(mcpwire_codec::jsonrpc::Message::Request(r)) =
+            mcpwire_codec::jsonrpc::Message::parse(frame)
+            && r.method == "tools/call"
+        {
+            return (unique, r);
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_call_is_held_for_sending_again_only_where_it_may_be_sent_again() {
+    // The initialize era, a tool without annotations: nothing will send the
+    // call again, so once written the client holds no copy of it (a large
+    // argument is not in memory while a large answer is read).
+    let (client, mut server) = common::connected(ClientConfig::new()).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("t", &json!({"x": 1})).await }
+    });
+    let list = server.expect_request("tools/list").await;
+    server
+        .respond(
+            &list.id,
+            json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]}),
+        )
+        .await;
+    let (unique, req) = call_frame(&mut server).await;
+    assert!(unique, "the client still holds the call");
+    server.respond(&req.id, json!({"content": []})).await;
+    within(call).await.unwrap().unwrap();
+    client.close().await;
+
+    // The stateless era keeps it until the answer: an input round sends it
+    // again.
+    let (client, mut server) = modern(ClientConfig::new(), json!({})).await;
+    let call = tokio::spawn({
+        let client = client.clone();
+        async move { client.call_tool("t", &json!({"x": 1})).await }
+    });
+    let (unique, req) = call_frame(&mut server).await;
+    assert!(!unique, "kept for an input round");
+    server.respond(&req.id, json!({"content": []})).await;
+    within(call).await.unwrap().unwrap();
+    client.close().await;
+}

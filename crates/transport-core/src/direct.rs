@@ -38,11 +38,12 @@
 use std::fmt;
 use std::io::{self, IoSlice};
 use std::pin::Pin;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll, Wake, Waker};
 use std::time::{Duration, Instant};
 
-use bytes::Bytes;
+use bytes::{Bytes, BytesMut};
 use tokio::io::AsyncWrite;
 use tokio::sync::Notify;
 
@@ -71,6 +72,8 @@ pub(crate) struct SharedWrite {
     /// task, through `notify`.
     waker: Waker,
     framing: Framing,
+    /// A spare allocation is set (read without the lock on every frame).
+    has_spare: AtomicBool,
 }
 
 /// Wakes the writer task; as a [`Waker`], what a sender's poll of the write
@@ -123,6 +126,11 @@ struct WriteState {
     /// Where a small frame and its newline are joined for one write; kept
     /// for reuse, never larger than [`JOIN_MAX`] plus the newline.
     joined: Vec<u8>,
+    /// The allocation of the last large frame written, if nothing else held
+    /// it: the reader takes it for a large frame it reads next, whose pages
+    /// are then already mapped (a large request is often followed by a
+    /// large answer), or drops it when it reads any frame first.
+    spare: Option<BytesMut>,
 }
 
 /// What became of a frame offered for a direct write.
@@ -176,7 +184,9 @@ impl SharedWrite {
                 closed: false,
                 last_send: None,
                 joined: Vec::new(),
+                spare: None,
             }),
+            has_spare: AtomicBool::new(false),
             waker: Waker::from(notify.clone()),
             notify,
             framing,
@@ -327,6 +337,28 @@ impl SharedWrite {
     /// failure, to report it undelivered).
     pub(crate) fn take_hand_off(&self) -> Option<HandOff> {
         self.lock().hand_off.take()
+    }
+
+    /// Keeps the allocation of `frame`, just written, as the spare if it is
+    /// large and nothing else holds it.
+    pub(crate) fn recycle(&self, frame: Bytes) {
+        if frame.len() < mcpwire_codec::LARGE_FRAME_LEN {
+            return;
+        }
+        if let Ok(mut buf) = frame.try_into_mut() {
+            buf.clear();
+            self.lock().spare = Some(buf);
+            self.has_spare.store(true, Ordering::Release);
+        }
+    }
+
+    /// The spare allocation, if there is one.
+    pub(crate) fn take_spare(&self) -> Option<BytesMut> {
+        if !self.has_spare.load(Ordering::Acquire) {
+            return None;
+        }
+        self.has_spare.store(false, Ordering::Release);
+        self.lock().spare.take()
     }
 
     /// Stops direct writes (closing or failed).

@@ -102,10 +102,7 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 pub struct IoTransport {
     reader: Option<BoxedRead>,
     buf: BytesMut,
-    /// The allocation of the last large frame, for the next one to reuse
-    /// once that frame is dropped (see `release_after`).
-    spare: Option<BytesMut>,
-    /// How many large frames were read into a spare allocation.
+    /// How many large frames were read into a written frame's allocation.
     #[cfg(test)]
     spare_reuses: usize,
     decoder: Decoder,
@@ -228,7 +225,6 @@ impl IoTransport {
         Self {
             reader: Some(Box::pin(reader)),
             buf: BytesMut::new(),
-            spare: None,
             #[cfg(test)]
             spare_reuses: 0,
             decoder: Decoder::new(config.framing, config.max_frame_len),
@@ -310,43 +306,41 @@ impl IoTransport {
     /// consumer drops the frame, instead of staying resident, as large as
     /// the largest frame ever received, for the rest of the connection.
     ///
-    /// The old allocation is remembered as `spare` until a small frame
-    /// arrives: if the next large frame starts after the consumer dropped
-    /// this one, it is read into the same allocation (its pages already
-    /// mapped) instead of a new one.
+    /// Nothing here keeps a hold on it: the frame is its allocation's only
+    /// owner, so a consumer may decode it in place
+    /// ([`Payload::take`](mcpwire_codec::jsonrpc::Payload::take) turns it
+    /// into the answer's largest string) instead of copying out of it.
+    ///
+    /// A spare allocation the writer left (a large frame it wrote) is
+    /// dropped here too: it serves only a large frame read next.
     fn release_after(&mut self, frame: &Bytes) {
         if frame.len() >= LARGE_FRAME_READS * self.read_buffer_size {
-            let fresh = BytesMut::from(&self.buf[..]);
-            let mut old = std::mem::replace(&mut self.buf, fresh);
-            old.clear();
-            self.spare = Some(old);
-        } else {
-            self.spare = None;
+            self.buf = BytesMut::from(&self.buf[..]);
         }
+        drop(self.shared.take_spare());
     }
 
-    /// Makes room for one more read: in the spare allocation of the last
-    /// large frame if this one has grown large too and the last one is gone,
-    /// otherwise as [`grow_frame_buffer`](mcpwire_codec::grow_frame_buffer)
-    /// says (a large frame gets room for the largest one in one step, not a
-    /// chain of doublings).
+    /// Makes room for one more read: in the allocation of a large frame
+    /// just written if this one has grown large too (its pages are mapped
+    /// already), otherwise as
+    /// [`grow_frame_buffer`](mcpwire_codec::grow_frame_buffer) says (a large
+    /// frame gets room for the largest one in one step, not a chain of
+    /// doublings).
     fn make_room(&mut self) {
         let max = self.decoder.max_frame_len();
-        if self.buf.len() + self.read_buffer_size >= mcpwire_codec::LARGE_FRAME_LEN
-            && let Some(mut spare) = self.spare.take()
+        let whole = mcpwire_codec::grow_frame_buffer_len(max);
+        if self.buf.len() + self.read_size >= mcpwire_codec::LARGE_FRAME_LEN
+            && self.buf.capacity() < whole
+            && let Some(mut spare) = self.shared.take_spare()
+            && spare.capacity() >= whole
         {
-            // Succeeds only if nothing else holds the allocation, and
-            // then moves the view back to its start: the whole
-            // allocation is ours again.
-            if spare.try_reclaim(mcpwire_codec::grow_frame_buffer_len(max)) {
-                spare.extend_from_slice(&self.buf);
-                self.buf = spare;
-                #[cfg(test)]
-                {
-                    self.spare_reuses += 1;
-                }
-                return;
+            spare.extend_from_slice(&self.buf);
+            self.buf = spare;
+            #[cfg(test)]
+            {
+                self.spare_reuses += 1;
             }
+            return;
         }
         mcpwire_codec::grow_frame_buffer(&mut self.buf, self.read_size, max);
     }
@@ -385,7 +379,6 @@ impl IoTransport {
         self.reader = None;
         self.ready = None;
         self.buf = BytesMut::new();
-        self.spare = None;
     }
 
     /// Applies the non-JSON policy to a decoded line. `Err` carries an event
@@ -653,19 +646,16 @@ mod tests {
             other => panic!("{other:?}"),
         }
         // The buffer that held the megabyte is not the read buffer any
-        // more; it is kept aside for a next large frame only until a small
-        // one arrives.
+        // more.
         assert!(
             transport.read_capacity() < 64 << 10,
             "read buffer kept {} bytes",
             transport.read_capacity()
         );
-        assert!(transport.spare.is_some());
         match transport.next_event().await {
             Some(TransportEvent::Frame(f)) => assert_eq!(&f[..], b"{}"),
             other => panic!("{other:?}"),
         }
-        assert!(transport.spare.is_none(), "a small frame lets it go");
         drop(writer.await.expect("writer"));
         transport.close().await;
     }
@@ -721,52 +711,82 @@ mod tests {
     }
 
     #[tokio::test]
-    async fn the_next_large_frame_reuses_the_last_ones_allocation_once_it_is_dropped() {
+    async fn a_large_frame_is_the_only_owner_of_its_allocation() {
+        let (mut transport, mut peer) = IoTransport::pair(IoConfig::new());
+        transport.set_active(Active::Many(
+            std::num::NonZeroU32::new(8).expect("non-zero"),
+        ));
+        const LEN: usize = 3 << 20;
+        let mut both = line(LEN, b' ');
+        both.extend_from_slice(&line(LEN, b'\t'));
+        let writer = tokio::spawn(async move {
+            peer.write_all(&both).await.expect("write");
+            peer
+        });
+        for fill in [b' ', b'\t'] {
+            let frame = match transport.next_event().await {
+                Some(TransportEvent::Frame(f)) => f,
+                other => panic!("{other:?}"),
+            };
+            assert_eq!(frame.len(), LEN - 1);
+            // Nothing in the transport shares it, so the consumer may
+            // reuse the allocation (decode in place) instead of copying.
+            let owned = frame.try_into_mut().expect("the only owner");
+            assert!(owned[1..LEN - 2].iter().all(|&b| b == fill), "intact");
+        }
+        drop(writer.await.expect("writer"));
+        transport.close().await;
+    }
+
+    #[tokio::test]
+    async fn a_large_answer_is_read_into_the_large_request_just_written() {
         let (mut transport, peer) = IoTransport::pair(IoConfig::new());
         transport.set_active(Active::Many(
             std::num::NonZeroU32::new(8).expect("non-zero"),
         ));
         const LEN: usize = 3 << 20;
-        // One line at a time, each sent when the test asks for it, as
-        // answers come one per request.
-        let (ask, mut asked) = tokio::sync::mpsc::channel::<u8>(1);
-        let writer = tokio::spawn(async move {
-            let mut peer = peer;
-            while let Some(fill) = asked.recv().await {
-                peer.write_all(&line(LEN, fill)).await.expect("write");
+        // The peer reads each line, then answers with a line as long.
+        let echo = tokio::spawn(async move {
+            let (r, mut w) = tokio::io::split(peer);
+            let mut lines = tokio::io::BufReader::new(r);
+            let mut got = Vec::new();
+            for fill in [b'a', b'b'] {
+                got.clear();
+                tokio::io::AsyncBufReadExt::read_until(&mut lines, b'\n', &mut got)
+                    .await
+                    .expect("read");
+                w.write_all(&line(got.len(), fill)).await.expect("write");
             }
-            peer
         });
-        let mut next = async |fill: u8| {
-            ask.send(fill).await.expect("writer");
-            match transport.next_event().await {
-                Some(TransportEvent::Frame(f)) => f,
-                other => panic!("{other:?}"),
-            }
+        let sender = transport.sender();
+        // Encoded the way the client encodes a large request: with room for
+        // the largest frame.
+        let room = mcpwire_codec::grow_frame_buffer_len(transport.decoder.max_frame_len());
+        let mut request = Vec::with_capacity(room);
+        request.extend_from_slice(&line(LEN, b' ')[..LEN - 1]);
+        let request = Bytes::from(request);
+        let at = request.as_ptr();
+        sender.send(request).await.expect("sent");
+        let answer = match transport.next_event().await {
+            Some(TransportEvent::Frame(f)) => f,
+            other => panic!("{other:?}"),
         };
-        let first = next(b' ').await;
-        assert_eq!(first.len(), LEN - 1);
-        drop(first);
-        let second = next(b'\t').await;
-        assert_eq!(second.len(), LEN - 1);
-        assert!(
-            second[1..LEN - 2].iter().all(|&b| b == b'\t'),
-            "whole and intact"
-        );
-        // While a frame is still held, its allocation is not touched: the
-        // next large frame gets a new one.
-        let third = next(b' ').await;
-        assert!(
-            second[1..LEN - 2].iter().all(|&b| b == b'\t'),
-            "the held frame is intact"
-        );
-        assert!(third[1..LEN - 2].iter().all(|&b| b == b' '));
-        assert_eq!(
-            transport.spare_reuses, 1,
-            "only the second reused an allocation"
-        );
-        drop(ask);
-        drop(writer.await.expect("writer"));
+        assert!(answer[1..LEN - 2].iter().all(|&b| b == b'a'), "intact");
+        assert_eq!(answer.as_ptr(), at, "read where the request was");
+        assert_eq!(transport.spare_reuses, 1);
+        // A request still held elsewhere is never reused.
+        let mut held = Vec::with_capacity(room);
+        held.extend_from_slice(&line(LEN, b' ')[..LEN - 1]);
+        let held = Bytes::from(held);
+        sender.send(held.clone()).await.expect("sent");
+        let answer = match transport.next_event().await {
+            Some(TransportEvent::Frame(f)) => f,
+            other => panic!("{other:?}"),
+        };
+        assert!(answer[1..LEN - 2].iter().all(|&b| b == b'b'), "intact");
+        assert!(held[1..LEN - 2].iter().all(|&b| b == b' '), "untouched");
+        assert_eq!(transport.spare_reuses, 1);
+        echo.await.expect("peer");
         transport.close().await;
     }
 }

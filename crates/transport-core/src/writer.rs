@@ -9,7 +9,7 @@ use bytes::{BufMut, Bytes, BytesMut};
 use mcpwire_codec::encode_content_length;
 use tokio::sync::{mpsc, oneshot};
 
-use crate::direct::{SharedWrite, Work};
+use crate::direct::{HandOff, SharedWrite, Work};
 use crate::{Framing, TransportError, TransportEvent};
 
 /// Frames up to this size are copied into one coalescing buffer; larger ones
@@ -60,16 +60,21 @@ pub(crate) async fn write_loop(
     loop {
         match shared.take_work() {
             Work::HandOff(hand_off) => {
-                let mut result = shared.write_chunks(&hand_off.chunks).await;
+                let HandOff { frame, chunks } = hand_off;
+                let mut result = shared.write_chunks(&chunks).await;
+                drop(chunks);
                 if result.is_ok() && rx.is_empty() {
                     result = shared.flush().await;
                 }
                 shared.done(1);
                 if let Err(e) = result {
-                    batch.push(hand_off.frame);
+                    batch.push(frame);
                     fail(e, &shared, &mut batch, &mut rx, failed.take());
                     return;
                 }
+                // A large frame is written in part directly and finished
+                // here: its allocation may serve the answer.
+                shared.recycle(frame);
                 continue;
             }
             Work::Flush => {

@@ -12,6 +12,7 @@
 mod encode;
 mod error;
 mod id;
+mod in_place;
 mod message;
 mod payload;
 mod scan;

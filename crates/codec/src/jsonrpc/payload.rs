@@ -5,6 +5,8 @@ use serde::de::DeserializeOwned;
 use serde::{Serialize, Serializer};
 use serde_json::value::RawValue;
 
+use super::in_place;
+
 /// The raw JSON text of one value (`params`, `result`, `error.data`).
 ///
 /// A `Payload` taken from a parsed frame is a zero-copy slice of that frame,
@@ -57,6 +59,24 @@ impl Payload {
     pub fn deserialize<T: DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
         serde_json::from_slice(&self.0)
     }
+
+    /// Parses the payload as `T`, consuming it.
+    ///
+    /// The same as [`deserialize`](Self::deserialize), with less memory for
+    /// a large payload: when it holds at least 1 MiB and nothing else holds
+    /// its frame (the other payloads of the frame are dropped), its longest
+    /// string is decoded in the frame's own allocation, so a large text
+    /// answer is never in memory twice. `T` is then read from a
+    /// [`serde_json::Value`] tree, which moves its strings into it.
+    pub fn take<T: DeserializeOwned>(self) -> Result<T, serde_json::Error> {
+        if self.0.len() < in_place::IN_PLACE_MIN {
+            return self.deserialize();
+        }
+        match self.0.try_into_mut() {
+            Ok(unique) => in_place::parse(unique.into()),
+            Err(shared) => serde_json::from_slice(&shared),
+        }
+    }
 }
 
 impl fmt::Debug for Payload {
@@ -75,5 +95,50 @@ impl Serialize for Payload {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let raw: &RawValue = serde_json::from_slice(&self.0).map_err(serde::ser::Error::custom)?;
         raw.serialize(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use bytes::Bytes;
+    use serde_json::Value;
+
+    use crate::jsonrpc::{Message, Response};
+
+    fn answer(text: &str) -> Bytes {
+        let frame = serde_json::json!({"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": text}]}});
+        Bytes::from(serde_json::to_vec(&frame).unwrap())
+    }
+
+    fn result(frame: Bytes) -> super::Payload {
+        match Message::parse(frame).unwrap() {
+            Message::Response(Response { outcome: Ok(p), .. }) => p,
+            other => panic!("not a result: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn taking_a_large_payload_alone_reuses_its_frame() {
+        let text = "line\n".repeat(300_000);
+        let frame = answer(&text);
+        let range = frame.as_ptr() as usize..frame.as_ptr() as usize + frame.len();
+        let payload = result(frame);
+        let usual: Value = payload.deserialize().unwrap();
+        let taken: Value = payload.take().unwrap();
+        assert_eq!(taken, usual);
+        let got = taken["content"][0]["text"].as_str().unwrap();
+        assert!(range.contains(&(got.as_ptr() as usize)));
+    }
+
+    #[test]
+    fn a_payload_whose_frame_is_still_held_is_copied() {
+        let text = "x".repeat(2 << 20);
+        let frame = answer(&text);
+        let payload = result(frame.clone());
+        let taken: Value = payload.take().unwrap();
+        let got = taken["content"][0]["text"].as_str().unwrap();
+        assert_eq!(got, text);
+        let range = frame.as_ptr() as usize..frame.as_ptr() as usize + frame.len();
+        assert!(!range.contains(&(got.as_ptr() as usize)));
     }
 }
