@@ -125,8 +125,13 @@ async fn attempt(
     );
     tokio::pin!(driver);
     shared.state.send_replace(ConnectionState::Initializing);
-    match handshake(shared, &conn, driver.as_mut(), closing, &target).await {
-        Ok(session) => Attempt::Ended(serve(shared, conn, session, driver, closing, target).await),
+    // Boxed, and the session too: both are large and live only while the
+    // connection starts, and would otherwise be part of every idle
+    // session's task for its whole life.
+    match Box::pin(handshake(shared, &conn, driver.as_mut(), closing, &target)).await {
+        Ok(session) => {
+            Attempt::Ended(serve(shared, conn, Box::new(session), driver, closing, target).await)
+        }
         Err(Ended::Failed { error, .. }) if target.probing.load(Ordering::Acquire) => {
             Attempt::ProbeKilled(target.key.clone(), error)
         }
@@ -176,7 +181,7 @@ async fn handshake<D: Future<Output = DriverExit>>(
 async fn serve<D: Future<Output = DriverExit>>(
     shared: &Arc<Shared>,
     conn: Arc<Conn>,
-    session: Session,
+    session: Box<Session>,
     mut driver: Pin<&mut D>,
     closing: &mut watch::Receiver<bool>,
     target: Arc<Target>,
@@ -188,7 +193,7 @@ async fn serve<D: Future<Output = DriverExit>>(
         "session ready"
     );
     let era = session.era;
-    shared.set_session(session);
+    shared.set_session(unbox(session));
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);
     // The stateless era's notification stream; in the other era, the
@@ -240,6 +245,12 @@ async fn serve<D: Future<Output = DriverExit>>(
     } else {
         Ended::Failed { error, ready: true }
     }
+}
+
+/// The session out of its box, the box freed now rather than when `serve`
+/// ends.
+fn unbox(session: Box<Session>) -> Session {
+    *session
 }
 
 /// Fails every request still waiting and stops every server-request handler.

@@ -47,11 +47,19 @@ struct CacheInner {
     tools: HashMap<String, Arc<ToolEntry>>,
 }
 
-/// One listed tool and, once a result needed it, its compiled output
-/// schema. A call looks its tool up once and keeps the entry: the replay
-/// check before sending and the validation after the answer take no lock.
+/// What a call needs of one listed tool and, once a result needed it, its
+/// compiled output schema. A call looks its tool up once and keeps the
+/// entry: the replay check before sending and the validation after the
+/// answer take no lock.
+///
+/// Only that is kept, not the whole tool: a session holds the entries for
+/// as long as the listing is current, and a tool's input schema and
+/// description (most of its size) are never needed after listing.
 pub(crate) struct ToolEntry {
-    tool: Tool,
+    name: String,
+    /// Annotated read-only or idempotent.
+    replay_safe: bool,
+    output_schema: Option<Value>,
     compiled: OnceLock<Compiled>,
     /// Its parameters annotated with `x-mcp-header` (none if the
     /// annotations are invalid: such a tool is not listed in the stateless
@@ -121,7 +129,9 @@ impl ToolCache {
         inner.listed = true;
         for t in tools {
             let entry = ToolEntry {
-                tool: t.clone(),
+                name: t.name.clone(),
+                replay_safe: t.is_replay_safe(),
+                output_schema: t.output_schema.clone(),
                 compiled: OnceLock::new(),
                 headers: param_headers(&t.input_schema).unwrap_or_default(),
             };
@@ -156,7 +166,7 @@ impl ToolEntry {
 
     /// True if the tool is annotated read-only or idempotent.
     pub(crate) fn replay_safe(&self) -> bool {
-        self.tool.is_replay_safe()
+        self.replay_safe
     }
 
     /// The compiled output validator, compiled on first use; `None` if the
@@ -167,7 +177,7 @@ impl ToolEntry {
         if let Some(c) = self.compiled.get() {
             return Some(c);
         }
-        let schema = self.tool.output_schema.as_ref()?;
+        let schema = self.output_schema.as_ref()?;
         let compiled: Compiled =
             Arc::new(jsonschema::draft202012::new(schema).map_err(|e| e.to_string()));
         let _ = self.compiled.set(compiled);
@@ -185,7 +195,7 @@ impl ToolEntry {
         let Some(compiled) = self.validator() else {
             return Ok(());
         };
-        let name = &self.tool.name;
+        let name = &self.name;
         let validator = match compiled.as_ref() {
             Ok(v) => v,
             Err(e) => {

@@ -48,8 +48,9 @@ pub(crate) async fn write_loop(
     mut rx: mpsc::Receiver<Bytes>,
     mut shutdown: oneshot::Receiver<()>,
     framing: Framing,
-    events: mpsc::UnboundedSender<TransportEvent>,
+    failed: oneshot::Sender<Vec<TransportEvent>>,
 ) {
+    let mut failed = Some(failed);
     // Allocated on the first burst: a lone frame is written by its sender,
     // so a connection that never sees a burst never pays for these.
     let mut batch: Vec<Bytes> = Vec::new();
@@ -68,7 +69,7 @@ pub(crate) async fn write_loop(
                 shared.done(1);
                 if let Err(e) = result {
                     batch.push(frame);
-                    fail(e, &shared, &mut batch, &mut rx, &events);
+                    fail(e, &shared, &mut batch, &mut rx, failed.take());
                     return;
                 }
                 // A large frame is written in part directly and finished
@@ -80,7 +81,7 @@ pub(crate) async fn write_loop(
                 let result = shared.flush().await;
                 shared.done(0);
                 if let Err(e) = result {
-                    fail(e, &shared, &mut batch, &mut rx, &events);
+                    fail(e, &shared, &mut batch, &mut rx, failed.take());
                     return;
                 }
                 continue;
@@ -126,7 +127,7 @@ pub(crate) async fn write_loop(
         }
         shared.done(batch.len());
         if let Err(e) = result {
-            fail(e, &shared, &mut batch, &mut rx, &events);
+            fail(e, &shared, &mut batch, &mut rx, failed.take());
             return;
         }
         batch.clear();
@@ -155,7 +156,7 @@ fn fail(
     shared: &SharedWrite,
     batch: &mut Vec<Bytes>,
     rx: &mut mpsc::Receiver<Bytes>,
-    events: &mpsc::UnboundedSender<TransportEvent>,
+    failed: Option<oneshot::Sender<Vec<TransportEvent>>>,
 ) {
     shared.release();
     rx.close();
@@ -163,15 +164,18 @@ fn fail(
         batch.push(hand_off.frame);
     }
     let error = TransportError::from(e);
-    // The event channel is unbounded, but what goes in is bounded: one batch
-    // plus the queue capacity, once, after which this task ends.
-    let _ = events.send(TransportEvent::Error(error.clone()));
+    // Bounded: one batch plus the queue capacity, once, after which this
+    // task ends.
+    let mut events = vec![TransportEvent::Error(error.clone())];
     let rest = std::iter::from_fn(|| rx.try_recv().ok());
     for frame in batch.drain(..).chain(rest) {
-        let _ = events.send(TransportEvent::Undelivered {
+        events.push(TransportEvent::Undelivered {
             frame,
             error: error.clone(),
         });
+    }
+    if let Some(failed) = failed {
+        let _ = failed.send(events);
     }
 }
 

@@ -407,17 +407,23 @@ async fn a_dead_write_side_hands_queued_frames_back() {
     drop(theirs_out);
     let mut t = IoTransport::new(ours_in, ours_out, IoConfig::new());
     let tx = t.sender();
-    tx.send(Bytes::from_static(b"{\"lost\":1}")).await.unwrap();
+    // The first is written directly (and fails), the others queue behind it.
+    for n in 0..3 {
+        tx.try_send(Bytes::from(format!("{{\"lost\":{n}}}")))
+            .unwrap();
+    }
     assert!(matches!(
         next(&mut t).await,
         TransportEvent::Error(TransportError::Io(_))
     ));
-    match next(&mut t).await {
-        TransportEvent::Undelivered { frame, error } => {
-            assert_eq!(frame, "{\"lost\":1}");
-            assert!(matches!(error, TransportError::Io(_)));
+    for n in 0..3 {
+        match next(&mut t).await {
+            TransportEvent::Undelivered { frame, error } => {
+                assert_eq!(frame, format!("{{\"lost\":{n}}}"), "in the order sent");
+                assert!(matches!(error, TransportError::Io(_)));
+            }
+            other => panic!("expected the frame back, got {other:?}"),
         }
-        other => panic!("expected the frame back, got {other:?}"),
     }
     assert!(matches!(
         tx.send(Bytes::from_static(b"{}")).await,

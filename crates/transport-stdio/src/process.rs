@@ -1,16 +1,18 @@
 //! The server process: waiting for it, and shutting its process group down.
 
+use std::future::Future;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
+use std::pin::Pin;
 use std::process::ExitStatus;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mcpwire_transport::ExitInfo;
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::Child;
-use tokio::sync::oneshot;
 
 /// How often the group is checked for survivors after `SIGTERM`, once the
 /// leader itself is gone (its other members are not our children, so there
@@ -59,7 +61,7 @@ impl Group {
         self.gone.store(true, Ordering::Release);
     }
 
-    /// True once the supervisor has seen the group empty.
+    /// True once the shutdown sequence has seen the group empty.
     pub(crate) fn is_gone(&self) -> bool {
         self.gone.load(Ordering::Acquire)
     }
@@ -72,61 +74,131 @@ pub(crate) struct Timeouts {
     pub(crate) sigterm: Duration,
 }
 
-/// Owns the child: reports its exit as soon as it happens, and on request
-/// (or when the transport is dropped) runs the shutdown sequence and makes
-/// sure no process of its group survives.
-///
-/// The sequence, once `shutdown` fires (the transport has closed stdin by
-/// then): wait `stdin_close` for the leader to exit; `SIGTERM` the group;
-/// wait `sigterm`; `SIGKILL` the group; reap the leader. Then, leader gone,
-/// any other member (a grandchild a wrapper like `sh -c` or `npx` started)
-/// gets `SIGTERM`, `sigterm` to go, then `SIGKILL`.
-pub(crate) async fn supervise(
-    mut child: Child,
-    group: Group,
-    timeouts: Timeouts,
-    mut shutdown: oneshot::Receiver<()>,
-    exit_tx: oneshot::Sender<ExitStatus>,
-    done_tx: oneshot::Sender<()>,
-) {
-    let mut shutdown_seen = false;
-    let status = tokio::select! {
-        status = child.wait() => status,
-        _ = &mut shutdown => {
-            shutdown_seen = true;
-            stop_leader(&mut child, &group, timeouts).await
-        }
-    };
-    // A failed wait leaves nothing to report but "it is gone".
-    let status = status.unwrap_or_else(|_| ExitStatus::from_raw(0));
-    let _ = exit_tx.send(status);
-    if !shutdown_seen {
-        // The leader exited on its own; its group is cleaned up when the
-        // transport closes (or is dropped, which also resolves this).
-        let _ = (&mut shutdown).await;
-    }
-    clear_group(&group, timeouts.sigterm).await;
-    let _ = done_tx.send(());
+/// The leader's exit, as a future that owns the child (boxed: it lives in
+/// the transport, polled by its owner, instead of in a task of its own).
+pub(crate) type Exit = Pin<Box<dyn Future<Output = ExitStatus> + Send>>;
+
+/// A step of the shutdown sequence, polled by the transport's owner.
+type Step<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The child's exit status once it exits. A failed wait leaves nothing to
+/// report but "it is gone".
+pub(crate) fn exit(mut child: Child) -> Exit {
+    Box::pin(async move {
+        child
+            .wait()
+            .await
+            .unwrap_or_else(|_| ExitStatus::from_raw(0))
+    })
 }
 
-async fn stop_leader(
-    child: &mut Child,
-    group: &Group,
-    timeouts: Timeouts,
-) -> std::io::Result<ExitStatus> {
-    if let Ok(status) = tokio::time::timeout(timeouts.stdin_close, child.wait()).await {
+/// The server process, driven from the transport's own polls (no task of
+/// its own): notices the leader's exit as soon as it happens (the owner's
+/// waker is registered with it) and, once asked, runs the shutdown
+/// sequence and makes sure no process of the group survives.
+///
+/// The sequence, once [`shut_down`](Self::shut_down) is called (the
+/// transport has closed stdin by then): wait `stdin_close` for the leader to
+/// exit; `SIGTERM` the group; wait `sigterm`; `SIGKILL` the group; reap the
+/// leader. Then, leader gone, any other member (a grandchild a wrapper like
+/// `sh -c` or `npx` started) gets `SIGTERM`, `sigterm` to go, then
+/// `SIGKILL`.
+///
+/// Nothing runs while nobody polls: a transport dropped without closing
+/// kills the group at once instead (`Drop`), and its leader is reaped by
+/// tokio's orphan queue.
+pub(crate) enum Process {
+    /// The leader runs; the future completes when it exits.
+    Running(Exit),
+    /// The leader is gone; its group is cleared when shutdown is asked.
+    Exited,
+    /// Shutting down: stopping the leader.
+    Stopping(Step<ExitStatus>),
+    /// Shutting down: the leader is gone, clearing the rest of the group.
+    Clearing(Step<()>),
+    /// No process of the group is left.
+    Done,
+}
+
+/// What [`Process::poll`] learned.
+pub(crate) struct Polled {
+    /// The leader's exit status, the first time it is known.
+    pub(crate) exited: Option<ExitStatus>,
+    /// The shutdown sequence has completed.
+    pub(crate) done: bool,
+}
+
+impl Process {
+    /// Starts the shutdown sequence (idempotent); it runs as the process is
+    /// polled.
+    pub(crate) fn shut_down(&mut self, group: &Group, timeouts: Timeouts) {
+        match std::mem::replace(self, Process::Done) {
+            Process::Running(exit) => {
+                *self = Process::Stopping(Box::pin(stop_leader(exit, group.clone(), timeouts)));
+            }
+            Process::Exited => {
+                *self = Process::Clearing(Box::pin(clear_group(group.clone(), timeouts.sigterm)));
+            }
+            other => *self = other,
+        }
+    }
+
+    /// Drives the process as far as it goes without waiting.
+    pub(crate) fn poll(
+        &mut self,
+        cx: &mut Context<'_>,
+        group: &Group,
+        timeouts: Timeouts,
+    ) -> Polled {
+        let mut exited = None;
+        loop {
+            match self {
+                Process::Running(exit) => match exit.as_mut().poll(cx) {
+                    Poll::Ready(status) => {
+                        exited = Some(status);
+                        *self = Process::Exited;
+                    }
+                    Poll::Pending => break,
+                },
+                Process::Exited => break,
+                Process::Stopping(step) => match step.as_mut().poll(cx) {
+                    Poll::Ready(status) => {
+                        exited = Some(status);
+                        *self = Process::Clearing(Box::pin(clear_group(
+                            group.clone(),
+                            timeouts.sigterm,
+                        )));
+                    }
+                    Poll::Pending => break,
+                },
+                Process::Clearing(step) => match step.as_mut().poll(cx) {
+                    Poll::Ready(()) => *self = Process::Done,
+                    Poll::Pending => break,
+                },
+                Process::Done => break,
+            }
+        }
+        Polled {
+            exited,
+            done: matches!(self, Process::Done),
+        }
+    }
+}
+
+async fn stop_leader(mut exit: Exit, group: Group, timeouts: Timeouts) -> ExitStatus {
+    if let Ok(status) = tokio::time::timeout(timeouts.stdin_close, &mut exit).await {
         return status;
     }
     group.signal(Signal::TERM);
-    if let Ok(status) = tokio::time::timeout(timeouts.sigterm, child.wait()).await {
+    if let Ok(status) = tokio::time::timeout(timeouts.sigterm, &mut exit).await {
         return status;
     }
     group.signal(Signal::KILL);
-    child.wait().await
+    exit.await
 }
 
 /// Ends every remaining member of the group, politely then not.
-async fn clear_group(group: &Group, sigterm: Duration) {
+pub(crate) async fn clear_group(group: Group, sigterm: Duration) {
     if group.signal(Signal::TERM) {
         let deadline = tokio::time::Instant::now() + sigterm;
         while !group.is_empty() && tokio::time::Instant::now() < deadline {

@@ -11,12 +11,12 @@ use mcpwire_transport::{
     Active, CloseReason, FrameSender, IoTransport, Transport, TransportEvent, TransportInfo,
 };
 use rustix::process::Signal;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 
 use crate::env::{child_env, resolve_command};
-use crate::process::{Group, Timeouts, exit_info, supervise};
+use crate::process::{self, Group, Process, Timeouts, clear_group, exit_info};
 use crate::stderr::{CAPTURE_BACKLOG, Tail, drain};
 use crate::{SpawnError, StderrMode, StdioConfig};
 
@@ -25,7 +25,7 @@ use crate::{SpawnError, StderrMode, StdioConfig};
 /// makes us wait this long, no longer.
 const STDERR_SETTLE: Duration = Duration::from_millis(250);
 /// Slack on top of the shutdown timeouts before closing stops waiting for the
-/// supervisor and kills the group itself.
+/// shutdown sequence and kills the group at once.
 const CLOSE_SLACK: Duration = Duration::from_secs(2);
 
 /// An MCP server running as a child process, reached through its stdin and
@@ -64,10 +64,9 @@ pub struct StdioTransport {
     tail: Tail,
     stderr_rx: Option<mpsc::Receiver<String>>,
     stderr_task: Option<JoinHandle<()>>,
-    exit_rx: Option<oneshot::Receiver<ExitStatus>>,
+    /// The process, driven by our polls (no task of its own).
+    process: Process,
     exit: Option<ExitStatus>,
-    shutdown_tx: Option<oneshot::Sender<()>>,
-    done_rx: Option<oneshot::Receiver<()>>,
     /// The inner transport's close reason, while we wait for the exit status
     /// and the stderr tail to complete it.
     ending: Option<CloseReason>,
@@ -103,8 +102,9 @@ impl StdioTransport {
     ///
     /// Returns as soon as the process is started, unless
     /// [`StdioConfig::startup_grace`] asks it to watch the new process for a
-    /// while first. Must be called within a tokio runtime (the writer,
-    /// stderr and supervisor tasks are spawned on it).
+    /// while first. Must be called within a tokio runtime (the writer
+    /// and stderr tasks are spawned on it; the process itself is watched
+    /// from this transport's polls, by no task of its own).
     pub async fn spawn(config: StdioConfig) -> Result<Self, SpawnError> {
         let env = child_env(&config);
         let program =
@@ -160,24 +160,13 @@ impl StdioTransport {
             stdin_close: config.stdin_close_timeout,
             sigterm: config.sigterm_timeout,
         };
-        let (shutdown_tx, shutdown_rx) = oneshot::channel();
-        let (exit_tx, mut exit_rx) = oneshot::channel();
-        let (done_tx, done_rx) = oneshot::channel();
-        tokio::spawn(supervise(
-            child,
-            group.clone(),
-            timeouts,
-            shutdown_rx,
-            exit_tx,
-            done_tx,
-        ));
+        let mut exit = process::exit(child);
 
         if !config.startup_grace.is_zero()
-            && let Ok(Ok(status)) = tokio::time::timeout(config.startup_grace, &mut exit_rx).await
+            && let Ok(status) = tokio::time::timeout(config.startup_grace, &mut exit).await
         {
             let _ = tokio::time::timeout(STDERR_SETTLE, stderr_task).await;
-            let _ = shutdown_tx.send(());
-            let _ = done_rx.await;
+            clear_group(group.clone(), timeouts.sigterm).await;
             return Err(SpawnError::ExitedAtStart {
                 exit: exit_info(status, tail.lines(), &program),
                 command: program,
@@ -197,10 +186,8 @@ impl StdioTransport {
             tail,
             stderr_rx,
             stderr_task: Some(stderr_task),
-            exit_rx: Some(exit_rx),
+            process: Process::Running(exit),
             exit: None,
-            shutdown_tx: Some(shutdown_tx),
-            done_rx: Some(done_rx),
             ending: None,
             settle: None,
             closed_reported: false,
@@ -244,27 +231,23 @@ impl StdioTransport {
         self.io.non_json_skipped()
     }
 
-    /// Starts the shutdown sequence in the supervisor (idempotent).
+    /// Starts the shutdown sequence (idempotent); it runs as we are polled.
     fn request_shutdown(&mut self) {
-        if let Some(tx) = self.shutdown_tx.take() {
-            let _ = tx.send(());
-        }
+        self.process.shut_down(&self.group, self.timeouts);
     }
 
-    /// Notes the exit as soon as the supervisor reports it.
-    fn poll_exit(&mut self, cx: &mut Context<'_>) {
-        if let Some(rx) = self.exit_rx.as_mut()
-            && let Poll::Ready(result) = Pin::new(rx).poll(cx)
-        {
-            self.exit_rx = None;
-            if let Ok(status) = result {
-                self.exit = Some(status);
-            }
+    /// Drives the process: notes the exit as soon as it happens, and runs
+    /// the shutdown sequence once requested. True once it has completed.
+    fn poll_exit(&mut self, cx: &mut Context<'_>) -> bool {
+        let polled = self.process.poll(cx, &self.group, self.timeouts);
+        if let Some(status) = polled.exited {
+            self.exit = Some(status);
             // Whatever the server wrote before it died is in the pipe:
             // deliver it, then end instead of waiting for an EOF that a
             // grandchild holding stdout open might never send.
             self.io.peer_exited();
         }
+        polled.done
     }
 
     /// Turns the inner close reason into ours once the exit status and the
@@ -275,12 +258,15 @@ impl StdioTransport {
         }
         // stdout ended: the process is exiting or gone. Closing stdin (done
         // by the inner transport) and the shutdown sequence bound the wait.
-        let Some(status) = self.exit else {
+        if self.exit.is_none() {
             self.request_shutdown();
-            if self.exit_rx.is_some() {
-                return Poll::Pending;
+            self.poll_exit(cx);
+        }
+        let Some(status) = self.exit else {
+            if matches!(self.process, Process::Done) {
+                return Poll::Ready(CloseReason::Eof);
             }
-            return Poll::Ready(CloseReason::Eof);
+            return Poll::Pending;
         };
         if let Some(task) = self.stderr_task.as_mut() {
             let settle = self
@@ -400,19 +386,16 @@ impl StdioTransport {
                     let bound = self.timeouts.stdin_close + self.timeouts.sigterm * 2 + CLOSE_SLACK;
                     self.close = Close::Process(Box::pin(tokio::time::sleep(bound)));
                 }
-                Close::Process(deadline) => {
-                    if let Some(done) = self.done_rx.as_mut() {
-                        if Pin::new(done).poll(cx).is_pending() {
-                            if deadline.as_mut().poll(cx).is_pending() {
-                                return Poll::Pending;
-                            }
-                            // The supervisor is stuck (or its runtime is
-                            // gone); do the last step ourselves.
-                            self.group.signal(Signal::KILL);
+                Close::Process(_) => {
+                    if !self.poll_exit(cx) {
+                        if let Close::Process(deadline) = &mut self.close
+                            && deadline.as_mut().poll(cx).is_pending()
+                        {
+                            return Poll::Pending;
                         }
-                        self.done_rx = None;
+                        // The sequence is stuck; do its last step at once.
+                        self.group.signal(Signal::KILL);
                     }
-                    self.poll_exit(cx);
                     self.close = Close::Done;
                 }
                 Close::Done => return Poll::Ready(()),
@@ -424,8 +407,8 @@ impl StdioTransport {
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         // Synchronous and runtime-free: whatever state the close was in, no
-        // process of the group outlives the transport. The supervisor, if its
-        // runtime still runs, reaps the leader.
+        // process of the group outlives the transport. Tokio's orphan queue
+        // reaps the leader (dropped with `process`) while a runtime runs.
         if !self.group.is_gone() {
             self.group.signal(Signal::KILL);
         }

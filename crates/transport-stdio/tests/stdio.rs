@@ -179,6 +179,31 @@ async fn crash_mid_stream_delivers_what_was_written_then_exit_status_and_stderr(
 }
 
 #[tokio::test]
+async fn the_process_is_watched_without_a_task_of_its_own_and_its_exit_seen_at_once() {
+    let tasks = || {
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks()
+    };
+    let before = tasks();
+    let mut t = spawn(sh(r#"echo '{"up":1}'; read line; exit 3"#)).await;
+    // The writer and the stderr drain: waiting for the exit and the
+    // shutdown sequence run in the owner's polls.
+    assert_eq!(tasks() - before, 2);
+    t.set_active(many(10));
+    assert_eq!(next_frame(&mut t).await, "{\"up\":1}");
+    t.sender().send(Bytes::from_static(b"{}")).await.unwrap();
+    match closed(&mut t).await {
+        CloseReason::Exited(e) => assert_eq!(e.code, Some(3)),
+        other => panic!("expected Exited, got {other}"),
+    }
+    let pid = t.pid();
+    tokio::time::timeout(LONG, t.close()).await.unwrap();
+    assert_eq!(t.exit().map(|e| e.code), Some(Some(3)));
+    assert_eq!(live_group_members(pid), vec![]);
+}
+
+#[tokio::test]
 async fn a_crash_is_reported_when_it_happens_even_if_a_grandchild_keeps_stdout_open() {
     // The leader dies by a signal while its background child still holds the
     // pipes: no EOF ever comes, yet the exit is reported.
