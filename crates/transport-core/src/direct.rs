@@ -135,8 +135,11 @@ struct WriteState {
 
 /// What became of a frame offered for a direct write.
 pub(crate) enum Direct {
-    /// Written, or (all or the rest of it) handed to the writer task.
+    /// Written.
     Done,
+    /// Written, but (all or the rest of it, or its flush) left to the
+    /// writer task, which must be running.
+    Left,
     /// Something is ahead of it: queue it (it is counted as queued).
     Queue(Bytes),
     /// The write half is gone: the transport is closed.
@@ -291,7 +294,7 @@ impl SharedWrite {
         st.hand_off = Some(HandOff { frame, chunks });
         st.queued += 1;
         self.notify.notify();
-        Direct::Done
+        Direct::Left
     }
 
     /// A direct write is complete; a flush it could not finish is left to
@@ -300,6 +303,7 @@ impl SharedWrite {
         if !flushed {
             st.needs_flush = true;
             self.notify.notify();
+            return Direct::Left;
         }
         Direct::Done
     }

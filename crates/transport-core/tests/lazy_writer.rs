@@ -1,0 +1,94 @@
+//! `IoTransport`'s writer task and queue are made when a frame first needs
+//! them: a transport that only ever writes lone frames has no writer task,
+//! and one started late applies the same back-pressure, keeps the order of
+//! frames, and still shuts the write half down on close.
+
+use std::time::Duration;
+
+use bytes::Bytes;
+use mcpwire_transport::{IoConfig, IoTransport, SendError, Transport, TransportExt};
+use tokio::io::{AsyncBufReadExt, BufReader};
+
+/// Generous: "it happens" waits on a loaded machine.
+const LONG: Duration = Duration::from_secs(20);
+
+/// Tasks alive on this (current-thread) test runtime.
+fn tasks() -> usize {
+    tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks()
+}
+
+#[tokio::test]
+async fn lone_frames_never_start_the_writer_and_close_still_ends_the_stream() {
+    let before = tasks();
+    let (mut t, peer) = IoTransport::pair(IoConfig::new());
+    let tx = t.sender();
+    let mut lines = BufReader::new(peer).lines();
+    for i in 0..3 {
+        tx.send(Bytes::from(format!("{{\"i\":{i}}}")))
+            .await
+            .unwrap();
+        // The peer answers before the next frame: lone frames, written by
+        // their sender.
+        let line = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+        assert_eq!(line.unwrap().unwrap(), format!("{{\"i\":{i}}}"));
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+    assert_eq!(tasks(), before, "no writer task for lone frames");
+    // Closing starts it, to shut the write half down: the peer sees the end.
+    tokio::time::timeout(LONG, t.close()).await.unwrap();
+    let eof = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+    assert_eq!(eof.unwrap(), None, "the write half is shut down");
+    assert!(matches!(
+        tx.try_send(Bytes::from_static(b"{}")),
+        Err(SendError::Closed(_))
+    ));
+}
+
+#[tokio::test]
+async fn a_writer_started_late_pushes_back_and_keeps_the_order() {
+    // A small pipe and queue, and a peer that does not read yet: the first
+    // frames fill the pipe directly, the next one is left to the writer
+    // task (started then), and the queue behind it fills.
+    let config = IoConfig::new().outbound_capacity(2).read_buffer_size(1024);
+    let before = tasks();
+    let (t, peer) = IoTransport::pair(config);
+    let tx = t.sender();
+    let frame = |i: usize| Bytes::from(format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(200)));
+    let mut sent = 0;
+    let mut busy = None;
+    for i in 0..100 {
+        match tx.try_send(frame(i)) {
+            Ok(()) => {
+                sent += 1;
+                tokio::task::yield_now().await;
+            }
+            Err(SendError::Busy(f)) => {
+                busy = Some(f);
+                break;
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!(busy, Some(frame(sent)), "the refused frame comes back");
+    assert_eq!(tasks(), before + 1, "the writer task started on need");
+    // `send` waits for room, then everything arrives once, in order.
+    let rest = tokio::spawn(async move {
+        for i in sent..sent + 20 {
+            tx.send(frame(i)).await.unwrap();
+        }
+        tx
+    });
+    let mut lines = BufReader::new(peer).lines();
+    for i in 0..sent + 20 {
+        let line = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+        assert_eq!(
+            line.unwrap().unwrap().as_bytes(),
+            &frame(i)[..],
+            "frame {i}"
+        );
+    }
+    drop(rest.await.unwrap());
+    drop(t);
+}
