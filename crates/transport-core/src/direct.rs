@@ -365,6 +365,18 @@ impl SharedWrite {
         self.lock().spare.take()
     }
 
+    /// True while the writer task has something to do besides the queue
+    /// (a hand-off, a flush, or one of them in progress).
+    pub(crate) fn has_work(&self) -> bool {
+        let st = self.lock();
+        st.hand_off.is_some() || st.needs_flush || st.busy
+    }
+
+    /// True once closing has started (or the write side failed).
+    pub(crate) fn is_closing(&self) -> bool {
+        self.lock().closed
+    }
+
     /// Stops direct writes (closing or failed).
     pub(crate) fn close(&self) {
         self.lock().closed = true;

@@ -14,6 +14,7 @@ use tokio::time::Sleep;
 
 use crate::direct::{BoxedWrite, SharedWrite};
 use crate::outbound::Outbound;
+use crate::writer::Ends;
 use crate::{
     Active, CloseReason, FrameSender, Framing, Grants, IoConfig, NonJsonPolicy, Transport,
     TransportError, TransportEvent, TransportInfo,
@@ -210,7 +211,8 @@ impl IoTransport {
         let (failed_tx, writer_failed) = oneshot::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
         let (framing, capacity) = (config.framing, config.outbound_capacity);
-        let outbound = Outbound::new(shared, framing, capacity, shutdown_rx, failed_tx);
+        let (shutdown, failed) = (shutdown_rx, failed_tx);
+        let outbound = Outbound::new(shared, framing, capacity, Ends { shutdown, failed });
         let outbound = Arc::new(outbound);
         let sender = FrameSender::lazy(outbound.clone())
             .max_frame_len(config.max_frame_len)
@@ -362,8 +364,8 @@ impl IoTransport {
         self.closed_reported = true;
         self.stop_reading();
         if let Some(tx) = self.writer_shutdown.take() {
-            self.outbound.start_writer();
             let _ = tx.send(());
+            self.outbound.start_writer();
         }
         Poll::Ready(Some(TransportEvent::Closed(reason)))
     }
@@ -570,8 +572,8 @@ impl Transport for IoTransport {
                 LocalClose::NotStarted => {
                     self.stop_reading();
                     if let Some(tx) = self.writer_shutdown.take() {
-                        self.outbound.start_writer();
                         let _ = tx.send(());
+                        self.outbound.start_writer();
                     }
                     self.close =
                         LocalClose::Flushing(Box::pin(tokio::time::sleep(self.flush_timeout)));

@@ -92,3 +92,38 @@ async fn a_writer_started_late_pushes_back_and_keeps_the_order() {
     drop(rest.await.unwrap());
     drop(t);
 }
+
+/// Waits (at most [`LONG`]) until `n` tasks are alive.
+async fn tasks_become(n: usize) {
+    let deadline = tokio::time::Instant::now() + LONG;
+    while tasks() != n {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "{} tasks alive, waiting for {n}",
+            tasks()
+        );
+        tokio::time::sleep(Duration::from_millis(1)).await;
+    }
+}
+
+#[tokio::test]
+async fn a_writer_started_for_an_unfinished_write_ends_after_it_and_starts_again() {
+    let before = tasks();
+    // A frame larger than the pipe: its sender writes what fits and leaves
+    // the rest to the writer task, which has no queue to keep it alive.
+    let (mut t, peer) = IoTransport::pair(IoConfig::new().read_buffer_size(1024));
+    let tx = t.sender();
+    let mut lines = BufReader::new(peer).lines();
+    for i in 0..3 {
+        let frame = format!("{{\"i\":{i},\"pad\":\"{}\"}}", "y".repeat(4000));
+        tx.send(Bytes::from(frame.clone())).await.unwrap();
+        assert_eq!(tasks(), before + 1, "the writer finishes the frame");
+        let line = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+        assert_eq!(line.unwrap().unwrap(), frame, "frame {i} whole");
+        tasks_become(before).await;
+    }
+    tokio::time::timeout(LONG, t.close()).await.unwrap();
+    let eof = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+    assert_eq!(eof.unwrap(), None, "the write half is shut down");
+    tasks_become(before).await;
+}
