@@ -120,6 +120,7 @@ impl Outbound {
             return tx;
         }
         slots.rx = Some(rx);
+        self.shared.queue_made();
         if matches!(slots.task, Task::Waiting(_)) {
             self.spawn(&mut slots);
         } else {

@@ -127,3 +127,34 @@ async fn a_writer_started_for_an_unfinished_write_ends_after_it_and_starts_again
     assert_eq!(eof.unwrap(), None, "the write half is shut down");
     tasks_become(before).await;
 }
+
+#[tokio::test]
+async fn a_pair_of_frames_starts_no_writer_and_a_longer_burst_keeps_its_order() {
+    let before = tasks();
+    let (t, peer) = IoTransport::pair(IoConfig::new());
+    let tx = t.sender();
+    let mut lines = BufReader::new(peer).lines();
+    // A notification and a request right after it (a handshake's end).
+    tx.try_send(Bytes::from_static(b"{\"n\":1}")).unwrap();
+    tx.try_send(Bytes::from_static(b"{\"n\":2}")).unwrap();
+    assert_eq!(tasks(), before, "two frames in a row start no writer task");
+    for n in 1..=2 {
+        let line = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+        assert_eq!(line.unwrap().unwrap(), format!("{{\"n\":{n}}}"));
+    }
+    // A longer burst still arrives whole and in order (through the queue
+    // when its frames come close together; `send` waits for room).
+    let burst = tokio::spawn(async move {
+        for n in 0..200 {
+            tx.send(Bytes::from(format!("{{\"b\":{n}}}")))
+                .await
+                .unwrap();
+        }
+    });
+    for n in 0..200 {
+        let line = tokio::time::timeout(LONG, lines.next_line()).await.unwrap();
+        assert_eq!(line.unwrap().unwrap(), format!("{{\"b\":{n}}}"));
+    }
+    burst.await.unwrap();
+    drop(t);
+}
