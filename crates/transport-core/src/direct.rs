@@ -403,11 +403,6 @@ impl SharedWrite {
         self.lock().closed = true;
     }
 
-    /// True once the write half is gone.
-    pub(crate) fn is_released(&self) -> bool {
-        self.lock().w.is_none()
-    }
-
     /// Drops the write half (which closes it, e.g. a child's stdin).
     pub(crate) fn release(&self) {
         let w = {

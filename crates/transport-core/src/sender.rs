@@ -306,7 +306,7 @@ impl FrameSender {
             Queue::Own(tx) => tx.is_closed(),
             Queue::Lazy(outbound) => {
                 outbound.queue_made().is_some_and(mpsc::Sender::is_closed)
-                    || outbound.shared.is_released()
+                    || outbound.shared.is_closing()
             }
         }
     }
