@@ -1,6 +1,7 @@
 //! The [`Client`] handle: connecting, state, what the server said about
 //! itself, and closing. The requests are in `crate::api`.
 
+use std::future::Future;
 use std::sync::Arc;
 
 use mcpwire_transport::Transport;
@@ -54,31 +55,42 @@ impl Client {
     /// Connects over `transport`: spawns the connection task, runs the
     /// handshake and returns once the connection is ready (or failed).
     /// Reconnection needs a factory: see [`connect_with`](Self::connect_with).
-    pub async fn connect<T: Transport>(transport: T, config: ClientConfig) -> Result<Self, Error> {
+    pub fn connect<T: Transport>(
+        transport: T,
+        config: ClientConfig,
+    ) -> impl Future<Output = Result<Self, Error>> + Send {
         let mut slot = Some(Box::new(transport) as Box<dyn Transport>);
         let factory: TransportFactory = Box::new(move || {
             let t = slot.take();
             Box::pin(async move { t.ok_or_else(Error::not_reopenable) })
         });
-        Self::connect_with(factory, config).await
+        Self::connect_with(factory, config)
     }
 
     /// Connects with a transport `factory`, called for the first connection
     /// and for each reconnection (see [`ClientConfig::reconnect`]).
-    pub async fn connect_with(
+    ///
+    /// Nothing happens until the future is first polled. The configuration
+    /// waits in a box meanwhile: the future stays small (a caller opening
+    /// many sessions at once holds one per session), where an `async fn`
+    /// would keep a copy of the configuration in every nested future.
+    pub fn connect_with(
         factory: TransportFactory,
         config: ClientConfig,
-    ) -> Result<Self, Error> {
-        let client = Self::start(factory, config);
-        let mut states = client.watch_state();
-        let outcome = states
-            .wait_for(|s| matches!(s, ConnectionState::Ready | ConnectionState::Closed(_)))
-            .await
-            .map(|s| s.clone());
-        match outcome {
-            Ok(ConnectionState::Ready) => Ok(client),
-            Ok(ConnectionState::Closed(Some(e))) => Err(e),
-            _ => Err(Error::closed(None, None, Vec::new())),
+    ) -> impl Future<Output = Result<Self, Error>> + Send {
+        let config = Box::new(config);
+        async move {
+            let client = Self::start(factory, *config);
+            let mut states = client.watch_state();
+            let outcome = states
+                .wait_for(|s| matches!(s, ConnectionState::Ready | ConnectionState::Closed(_)))
+                .await
+                .map(|s| s.clone());
+            match outcome {
+                Ok(ConnectionState::Ready) => Ok(client),
+                Ok(ConnectionState::Closed(Some(e))) => Err(e),
+                _ => Err(Error::closed(None, None, Vec::new())),
+            }
         }
     }
 

@@ -87,7 +87,7 @@ pub(crate) async fn run(shared: Arc<Shared>, conn: Arc<Conn>) {
     let lists = advertised(&shared);
     let policy = Reconnect::new();
     let ack_timeout = shared.config.request_timeout;
-    let mut version_rx = shared.wanted.version.subscribe();
+    let mut version_rx = shared.wanted.version().subscribe();
     let mut current: Option<Listen> = None;
     let mut failures = 0u32;
     loop {
@@ -237,7 +237,7 @@ pub(crate) async fn change(
     add: bool,
     timeout: Duration,
 ) -> Result<(), Error> {
-    let mut status = shared.wanted.status.subscribe();
+    let mut status = shared.wanted.status().subscribe();
     let version = shared.wanted.change(uri, add);
     let seen = tokio::time::timeout(timeout, async {
         status

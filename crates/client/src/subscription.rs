@@ -8,6 +8,7 @@
 //! subscription delivers.
 
 use std::collections::{BTreeSet, HashMap};
+use std::sync::OnceLock;
 
 use mcpwire_codec::jsonrpc::Payload;
 use serde::{Deserialize, Serialize};
@@ -182,30 +183,36 @@ pub(crate) struct Status {
 /// What the client wants to be subscribed to, across connections: the
 /// resource URIs of `subscribe_resource`, versioned so a caller can wait
 /// for the stream that covers its change.
-#[derive(Debug)]
+///
+/// The two watch channels are made on first use: most sessions never
+/// subscribe, and each channel is an allocation an idle session would hold.
+#[derive(Debug, Default)]
 pub(crate) struct Wanted {
     uris: Mutex<BTreeSet<String>>,
     /// Bumped by every change of the set.
-    pub(crate) version: watch::Sender<u64>,
+    version: OnceLock<watch::Sender<u64>>,
     /// Reported by the stream after each attempt.
-    pub(crate) status: watch::Sender<Status>,
-}
-
-impl Default for Wanted {
-    fn default() -> Self {
-        Self {
-            uris: Mutex::new(BTreeSet::new()),
-            version: watch::channel(0).0,
-            status: watch::channel(Status {
-                version: 0,
-                outcome: Ok(Filter::default()),
-            })
-            .0,
-        }
-    }
+    status: OnceLock<watch::Sender<Status>>,
 }
 
 impl Wanted {
+    /// The version of the wanted set (0 until the first change).
+    pub(crate) fn version(&self) -> &watch::Sender<u64> {
+        self.version.get_or_init(|| watch::channel(0).0)
+    }
+
+    /// How the last attempt went (version 0, nothing asked for, until the
+    /// first report).
+    pub(crate) fn status(&self) -> &watch::Sender<Status> {
+        self.status.get_or_init(|| {
+            watch::channel(Status {
+                version: 0,
+                outcome: Ok(Filter::default()),
+            })
+            .0
+        })
+    }
+
     /// Adds (`true`) or removes `uri`; returns the new version.
     pub(crate) fn change(&self, uri: &str, add: bool) -> u64 {
         {
@@ -217,7 +224,7 @@ impl Wanted {
             }
         }
         let mut version = 0;
-        self.version.send_modify(|v| {
+        self.version().send_modify(|v| {
             *v += 1;
             version = *v;
         });
@@ -237,7 +244,7 @@ impl Wanted {
 
     /// Records how the stream for `version` went.
     pub(crate) fn report(&self, version: u64, outcome: Result<Filter, Error>) {
-        self.status.send_replace(Status { version, outcome });
+        self.status().send_replace(Status { version, outcome });
     }
 }
 
@@ -295,5 +302,29 @@ mod tests {
         tags.ended(5);
         assert!(!tags.is_open(5));
         assert_eq!(tags.judge(m, Some(&tagged(json!(5)))), Verdict::Drop);
+    }
+
+    #[test]
+    fn the_wanted_set_made_lazily_still_versions_and_reports_in_order() {
+        let wanted = Wanted::default();
+        // Nothing made until first use, and first use starts at zero.
+        assert!(wanted.version.get().is_none() && wanted.status.get().is_none());
+        let mut status = wanted.status().subscribe();
+        assert_eq!(status.borrow().version, 0);
+        assert_eq!(wanted.change("file:///a", true), 1);
+        let mut version = wanted.version().subscribe();
+        assert_eq!(
+            *version.borrow_and_update(),
+            1,
+            "a late subscriber sees the count"
+        );
+        assert_eq!(wanted.change("file:///b", true), 2);
+        assert!(version.has_changed().unwrap());
+        assert_eq!(wanted.uris(), ["file:///a", "file:///b"]);
+        wanted.report(2, Ok(Filter::default()));
+        assert!(status.has_changed().unwrap());
+        assert_eq!(status.borrow_and_update().version, 2);
+        assert_eq!(wanted.change("file:///a", false), 3);
+        assert_eq!(wanted.uris(), ["file:///b"]);
     }
 }

@@ -157,3 +157,32 @@ async fn states_move_from_connecting_to_closed() {
     let err = client.ping().await.unwrap_err();
     assert!(err.is_closed());
 }
+
+#[tokio::test]
+async fn connecting_starts_nothing_until_polled_and_the_future_stays_small() {
+    let (transport, peer) = memory_pair(8);
+    let mut server = FakeServer::new(peer);
+    let connect = Client::connect(transport, ClientConfig::new());
+    // The configuration waits in a box, not in the future: a caller opening
+    // many sessions at once holds one such future per session.
+    assert!(
+        std::mem::size_of_val(&connect) < std::mem::size_of::<ClientConfig>() / 2,
+        "connect future of {} bytes",
+        std::mem::size_of_val(&connect)
+    );
+    let before = tokio::runtime::Handle::current()
+        .metrics()
+        .num_alive_tasks();
+    tokio::task::yield_now().await;
+    assert_eq!(
+        tokio::runtime::Handle::current()
+            .metrics()
+            .num_alive_tasks(),
+        before,
+        "no connection task before the first poll"
+    );
+    let connect = tokio::spawn(connect);
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    assert!(matches!(client.state(), ConnectionState::Ready));
+}

@@ -2,6 +2,8 @@
 //! Each connects with a transport factory, so the client can reconnect (see
 //! [`ClientConfig::reconnect`]).
 
+use std::future::Future;
+
 use mcpwire_client::{Client, ClientConfig, Error};
 #[cfg(feature = "stdio")]
 use mcpwire_stdio::StdioConfig;
@@ -15,8 +17,20 @@ use crate::server::Server;
 /// [`ClientConfig::reconnect`] set, a server process that exits is spawned
 /// again and a dropped HTTP session is started again, each re-initialized;
 /// without it, the client closes when the transport does.
-pub async fn connect(server: impl Into<Server>, config: ClientConfig) -> Result<Client, Error> {
-    Client::connect_with(server.into().factory()?, config).await
+///
+/// Nothing happens until the future is first polled. The server and the
+/// configuration wait in one box meanwhile, so the future stays small (a
+/// caller opening many sessions at once holds one per session).
+pub fn connect(
+    server: impl Into<Server>,
+    config: ClientConfig,
+) -> impl Future<Output = Result<Client, Error>> + Send {
+    let args = Box::new((server.into(), config));
+    async move {
+        let (server, config) = *args;
+        let factory = server.factory()?;
+        Client::connect_with(factory, config).await
+    }
 }
 
 /// Connects to the MCP server at `url` over HTTP (Streamable HTTP, or legacy
@@ -24,16 +38,22 @@ pub async fn connect(server: impl Into<Server>, config: ClientConfig) -> Result<
 /// For other HTTP options, or one connection pool shared by many servers:
 /// [`connect`] with [`Server::http`].
 #[cfg(feature = "http")]
-pub async fn connect_http(url: &str, config: ClientConfig) -> Result<Client, Error> {
-    connect(Server::http(url), config).await
+pub fn connect_http(
+    url: &str,
+    config: ClientConfig,
+) -> impl Future<Output = Result<Client, Error>> + Send {
+    connect(Server::http(url), config)
 }
 
 /// Connects to the MCP server at the WebSocket `url` (`ws://` or `wss://`,
 /// subprotocol `mcp`), with the default [`WsConfig`](crate::ws::WsConfig). For
 /// other options: [`connect`] with [`Server::ws`].
 #[cfg(feature = "ws")]
-pub async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, Error> {
-    connect(Server::ws(url), config).await
+pub fn connect_ws(
+    url: &str,
+    config: ClientConfig,
+) -> impl Future<Output = Result<Client, Error>> + Send {
+    connect(Server::ws(url), config)
 }
 
 /// Spawns the server `stdio` describes and connects to it over its stdin
@@ -43,6 +63,9 @@ pub async fn connect_ws(url: &str, config: ClientConfig) -> Result<Client, Error
 /// spawned again and re-initialized (the 2026 specification says a client
 /// SHOULD restart it); without it, the client closes when the server exits.
 #[cfg(feature = "stdio")]
-pub async fn connect_stdio(stdio: StdioConfig, config: ClientConfig) -> Result<Client, Error> {
-    connect(Server::stdio(stdio), config).await
+pub fn connect_stdio(
+    stdio: StdioConfig,
+    config: ClientConfig,
+) -> impl Future<Output = Result<Client, Error>> + Send {
+    connect(Server::stdio(stdio), config)
 }

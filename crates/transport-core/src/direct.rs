@@ -123,6 +123,10 @@ struct WriteState {
     closed: bool,
     /// When a frame was last sent, to tell a burst from a lone frame.
     last_send: Option<Instant>,
+    /// Frames sent in a row, each closer than [`BURST_GAP`] to the one before.
+    close_run: u32,
+    /// The writer's queue exists (see [`SharedWrite::queue_made`]).
+    queue_made: bool,
     /// Where a small frame and its newline are joined for one write; kept
     /// for reuse, never larger than [`JOIN_MAX`] plus the newline.
     joined: Vec<u8>,
@@ -135,8 +139,11 @@ struct WriteState {
 
 /// What became of a frame offered for a direct write.
 pub(crate) enum Direct {
-    /// Written, or (all or the rest of it) handed to the writer task.
+    /// Written.
     Done,
+    /// Written, but (all or the rest of it, or its flush) left to the
+    /// writer task, which must be running.
+    Left,
     /// Something is ahead of it: queue it (it is counted as queued).
     Queue(Bytes),
     /// The write half is gone: the transport is closed.
@@ -183,6 +190,8 @@ impl SharedWrite {
                 busy: false,
                 closed: false,
                 last_send: None,
+                close_run: 0,
+                queue_made: false,
                 joined: Vec::new(),
                 spare: None,
             }),
@@ -220,12 +229,21 @@ impl SharedWrite {
         }
         // Frames sent in a burst go through the queue, where the writer task
         // coalesces them into few system calls; a lone frame (a sequential
-        // call) is written at once.
+        // call) is written at once. Until the queue exists, a pair of frames
+        // (a notification and the request after it, as after a handshake)
+        // is written directly too: making the queue and keeping its writer
+        // task would cost an idle connection more than the second write.
         let now = Instant::now();
-        let burst = st
+        let close = st
             .last_send
             .replace(now)
             .is_some_and(|last| now.duration_since(last) < BURST_GAP);
+        st.close_run = if close {
+            st.close_run.saturating_add(1)
+        } else {
+            0
+        };
+        let burst = close && (st.queue_made || st.close_run >= 2);
         if burst || st.queued > 0 || st.hand_off.is_some() || st.closed {
             st.queued += 1;
             return Direct::Queue(frame);
@@ -291,7 +309,7 @@ impl SharedWrite {
         st.hand_off = Some(HandOff { frame, chunks });
         st.queued += 1;
         self.notify.notify();
-        Direct::Done
+        Direct::Left
     }
 
     /// A direct write is complete; a flush it could not finish is left to
@@ -300,6 +318,7 @@ impl SharedWrite {
         if !flushed {
             st.needs_flush = true;
             self.notify.notify();
+            return Direct::Left;
         }
         Direct::Done
     }
@@ -361,14 +380,27 @@ impl SharedWrite {
         self.lock().spare.take()
     }
 
+    /// True while the writer task has something to do besides the queue
+    /// (a hand-off, a flush, or one of them in progress).
+    pub(crate) fn has_work(&self) -> bool {
+        let st = self.lock();
+        st.hand_off.is_some() || st.needs_flush || st.busy
+    }
+
+    /// The writer's queue was made: from now on every frame of a burst goes
+    /// through it.
+    pub(crate) fn queue_made(&self) {
+        self.lock().queue_made = true;
+    }
+
+    /// True once closing has started (or the write side failed).
+    pub(crate) fn is_closing(&self) -> bool {
+        self.lock().closed
+    }
+
     /// Stops direct writes (closing or failed).
     pub(crate) fn close(&self) {
         self.lock().closed = true;
-    }
-
-    /// True once the write half is gone.
-    pub(crate) fn is_released(&self) -> bool {
-        self.lock().w.is_none()
     }
 
     /// Drops the write half (which closes it, e.g. a child's stdin).

@@ -10,11 +10,11 @@ use bytes::{BufMut, Bytes, BytesMut};
 use mcpwire_codec::{ContentLengthDecoder, DecodeError, LineDecoder};
 use tokio::io::{AsyncRead, AsyncWrite, DuplexStream};
 use tokio::sync::oneshot;
-use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 
 use crate::direct::{BoxedWrite, SharedWrite};
-use crate::writer::write_loop;
+use crate::outbound::Outbound;
+use crate::writer::Ends;
 use crate::{
     Active, CloseReason, FrameSender, Framing, Grants, IoConfig, NonJsonPolicy, Transport,
     TransportError, TransportEvent, TransportInfo,
@@ -68,8 +68,8 @@ type BoxedRead = Pin<Box<dyn AsyncRead + Send>>;
 /// sender itself, in its own task: one non-blocking `writev`, no task hop. (On a multi-threaded runtime
 /// a hop through a writer task often crosses threads and costs more than the
 /// pipe round trip.) Frames sent in a burst go to the bounded queue, which a
-/// writer task spawned at construction drains (so construction needs a tokio
-/// runtime): woken by the first frame of a burst, it yields once so the
+/// writer task drains (both made on first need, on the runtime the transport
+/// was made on, so construction needs a tokio runtime): woken by the first frame of a burst, it yields once so the
 /// burst's other senders can queue theirs, then takes every frame queued as
 /// one batch, coalesces
 /// small frames into one buffer, passes large ones by reference in a vectored
@@ -131,8 +131,8 @@ pub struct IoTransport {
     writer_failed: Option<oneshot::Receiver<Vec<TransportEvent>>>,
     /// Those events, delivered one per `poll_event`.
     writer_events: std::vec::IntoIter<TransportEvent>,
-    writer: Option<JoinHandle<()>>,
-    shared: Arc<SharedWrite>,
+    /// The write half, and the writer task and queue once made.
+    outbound: Arc<Outbound>,
     writer_shutdown: Option<oneshot::Sender<()>>,
     flush_timeout: std::time::Duration,
     close: LocalClose,
@@ -208,20 +208,15 @@ impl IoTransport {
     {
         let writer: BoxedWrite = Box::pin(writer);
         let shared = Arc::new(SharedWrite::new(writer, config.framing));
-        let (sender, rx) = FrameSender::channel(config.outbound_capacity);
-        let sender = sender
-            .max_frame_len(config.max_frame_len)
-            .reject_newlines(config.framing == Framing::Newline)
-            .direct(shared.clone());
         let (failed_tx, writer_failed) = oneshot::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel();
-        let writer = tokio::spawn(write_loop(
-            shared.clone(),
-            rx,
-            shutdown_rx,
-            config.framing,
-            failed_tx,
-        ));
+        let (framing, capacity) = (config.framing, config.outbound_capacity);
+        let (shutdown, failed) = (shutdown_rx, failed_tx);
+        let outbound = Outbound::new(shared, framing, capacity, Ends { shutdown, failed });
+        let outbound = Arc::new(outbound);
+        let sender = FrameSender::lazy(outbound.clone())
+            .max_frame_len(config.max_frame_len)
+            .reject_newlines(config.framing == Framing::Newline);
         Self {
             reader: Some(Box::pin(reader)),
             buf: BytesMut::new(),
@@ -243,8 +238,7 @@ impl IoTransport {
             sender,
             writer_failed: Some(writer_failed),
             writer_events: Vec::new().into_iter(),
-            writer: Some(writer),
-            shared,
+            outbound,
             writer_shutdown: Some(shutdown_tx),
             flush_timeout: config.flush_timeout,
             close: LocalClose::NotStarted,
@@ -317,7 +311,7 @@ impl IoTransport {
         if frame.len() >= LARGE_FRAME_READS * self.read_buffer_size {
             self.buf = BytesMut::from(&self.buf[..]);
         }
-        drop(self.shared.take_spare());
+        drop(self.outbound.shared.take_spare());
     }
 
     /// Makes room for one more read: in the allocation of a large frame
@@ -331,7 +325,7 @@ impl IoTransport {
         let whole = mcpwire_codec::grow_frame_buffer_len(max);
         if self.buf.len() + self.read_size >= mcpwire_codec::LARGE_FRAME_LEN
             && self.buf.capacity() < whole
-            && let Some(mut spare) = self.shared.take_spare()
+            && let Some(mut spare) = self.outbound.shared.take_spare()
             && spare.capacity() >= whole
         {
             spare.extend_from_slice(&self.buf);
@@ -371,6 +365,7 @@ impl IoTransport {
         self.stop_reading();
         if let Some(tx) = self.writer_shutdown.take() {
             let _ = tx.send(());
+            self.outbound.start_writer();
         }
         Poll::Ready(Some(TransportEvent::Closed(reason)))
     }
@@ -578,20 +573,18 @@ impl Transport for IoTransport {
                     self.stop_reading();
                     if let Some(tx) = self.writer_shutdown.take() {
                         let _ = tx.send(());
+                        self.outbound.start_writer();
                     }
                     self.close =
                         LocalClose::Flushing(Box::pin(tokio::time::sleep(self.flush_timeout)));
                 }
                 LocalClose::Flushing(deadline) => {
-                    if let Some(writer) = self.writer.as_mut() {
-                        if Pin::new(&mut *writer).poll(cx).is_pending() {
-                            if deadline.as_mut().poll(cx).is_pending() {
-                                return Poll::Pending;
-                            }
-                            writer.abort();
-                            self.shared.release();
+                    if self.outbound.poll_finished(cx).is_pending() {
+                        if deadline.as_mut().poll(cx).is_pending() {
+                            return Poll::Pending;
                         }
-                        self.writer = None;
+                        self.outbound.abort();
+                        self.outbound.shared.release();
                     }
                     self.close = LocalClose::Done;
                 }
@@ -607,12 +600,10 @@ impl Transport for IoTransport {
 
 impl Drop for IoTransport {
     fn drop(&mut self) {
-        if let Some(writer) = self.writer.take() {
-            writer.abort();
-        }
+        self.outbound.abort();
         // Senders may outlive us and share the write half: drop it now, which
         // closes it (a child's stdin).
-        self.shared.release();
+        self.outbound.shared.release();
     }
 }
 

@@ -69,6 +69,7 @@ mod frame_meta;
 mod harness;
 mod io;
 mod io_config;
+mod outbound;
 mod sender;
 #[cfg(feature = "tls")]
 pub mod tls;

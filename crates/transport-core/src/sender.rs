@@ -7,8 +7,9 @@ use mcpwire_codec::jsonrpc::Id;
 
 use crate::SendError;
 use crate::abort::RequestAbort;
-use crate::direct::{Direct, SharedWrite};
+use crate::direct::Direct;
 use crate::frame_meta::{FrameMeta, FrameMetaSink};
+use crate::outbound::Outbound;
 
 /// The sending half of a transport: cheap to clone and shared by every caller.
 ///
@@ -19,14 +20,11 @@ use crate::frame_meta::{FrameMeta, FrameMetaSink};
 /// at once with the frame handed back, never hangs.
 #[derive(Debug, Clone)]
 pub struct FrameSender {
-    tx: mpsc::Sender<Bytes>,
+    queue: Queue,
     max_frame_len: usize,
     reject_newlines: bool,
     /// False for transports that cannot send at all (receive-only streams).
     can_send: bool,
-    /// Set by byte-stream transports: lets a sender write a frame itself when
-    /// nothing is queued, saving the writer task's wake-up.
-    direct: Option<Arc<SharedWrite>>,
     /// Set by other transports (HTTP): the same, through [`DirectSend`].
     #[cfg(feature = "direct-send")]
     hook: Option<Arc<dyn DirectSend>>,
@@ -36,6 +34,17 @@ pub struct FrameSender {
     /// Set by transports that can stop one request in flight: see
     /// [`abort`](Self::abort).
     abort: Option<Arc<dyn RequestAbort>>,
+}
+
+/// Where queued frames go.
+#[derive(Debug, Clone)]
+enum Queue {
+    /// A queue made with the sender.
+    Own(mpsc::Sender<Bytes>),
+    /// A byte-stream transport's: a sender writes a frame itself when
+    /// nothing is queued, saving the writer task's wake-up, and the queue
+    /// and its writer task are made when a frame first needs them.
+    Lazy(Arc<Outbound>),
 }
 
 /// A transport's way to take a frame from the sender's own task instead of
@@ -81,20 +90,34 @@ impl FrameSender {
     /// (16 MiB).
     pub fn channel(capacity: usize) -> (FrameSender, mpsc::Receiver<Bytes>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
-        (
-            FrameSender {
-                tx,
-                max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
-                reject_newlines: false,
-                can_send: true,
-                direct: None,
-                #[cfg(feature = "direct-send")]
-                hook: None,
-                meta_sink: None,
-                abort: None,
-            },
-            rx,
-        )
+        (Self::with_queue(Queue::Own(tx)), rx)
+    }
+
+    /// A sender writing directly through `outbound` when nothing is queued,
+    /// and queueing to its writer task (made on first use) otherwise.
+    pub(crate) fn lazy(outbound: Arc<Outbound>) -> Self {
+        Self::with_queue(Queue::Lazy(outbound))
+    }
+
+    fn with_queue(queue: Queue) -> Self {
+        FrameSender {
+            queue,
+            max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
+            reject_newlines: false,
+            can_send: true,
+            #[cfg(feature = "direct-send")]
+            hook: None,
+            meta_sink: None,
+            abort: None,
+        }
+    }
+
+    /// The queue (made now for a lazy one).
+    fn tx(&self) -> &mpsc::Sender<Bytes> {
+        match &self.queue {
+            Queue::Own(tx) => tx,
+            Queue::Lazy(outbound) => outbound.queue(),
+        }
     }
 
     /// Frames longer than `max` bytes are refused with
@@ -118,12 +141,6 @@ impl FrameSender {
     #[must_use]
     pub fn receive_only(mut self) -> Self {
         self.can_send = false;
-        self
-    }
-
-    /// Lets senders write directly to `shared` when nothing is queued.
-    pub(crate) fn direct(mut self, shared: Arc<SharedWrite>) -> Self {
-        self.direct = Some(shared);
         self
     }
 
@@ -184,10 +201,14 @@ impl FrameSender {
                 Offered::Closed(frame) => Err(SendError::Closed(frame)),
             };
         }
-        match &self.direct {
-            None => Ok(Some(frame)),
-            Some(shared) => match shared.try_direct(frame) {
+        match &self.queue {
+            Queue::Own(_) => Ok(Some(frame)),
+            Queue::Lazy(outbound) => match outbound.shared.try_direct(frame) {
                 Direct::Done => Ok(None),
+                Direct::Left => {
+                    outbound.start_writer();
+                    Ok(None)
+                }
                 Direct::Queue(frame) => Ok(Some(frame)),
                 Direct::Closed(frame) => Err(SendError::Closed(frame)),
             },
@@ -224,7 +245,7 @@ impl FrameSender {
         let Some(frame) = self.try_direct(frame)? else {
             return Ok(());
         };
-        self.tx.try_send(frame).map_err(|e| {
+        self.tx().try_send(frame).map_err(|e| {
             self.unqueue();
             match e {
                 mpsc::error::TrySendError::Full(f) => SendError::Busy(f),
@@ -262,7 +283,7 @@ impl FrameSender {
             }
         }
         let mut guard = Unqueue(Some(self));
-        let result = self.tx.send(frame).await;
+        let result = self.tx().send(frame).await;
         if result.is_ok() {
             guard.0 = None;
         }
@@ -274,14 +295,20 @@ impl FrameSender {
         if let Some(hook) = &self.hook {
             hook.unqueue();
         }
-        if let Some(shared) = &self.direct {
-            shared.unqueue(1);
+        if let Queue::Lazy(outbound) = &self.queue {
+            outbound.shared.unqueue(1);
         }
     }
 
     /// True once the transport has stopped taking frames.
     pub fn is_closed(&self) -> bool {
-        self.tx.is_closed() || self.direct.as_ref().is_some_and(|d| d.is_released())
+        match &self.queue {
+            Queue::Own(tx) => tx.is_closed(),
+            Queue::Lazy(outbound) => {
+                outbound.queue_made().is_some_and(mpsc::Sender::is_closed)
+                    || outbound.shared.is_closing()
+            }
+        }
     }
 }
 

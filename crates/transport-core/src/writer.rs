@@ -43,13 +43,23 @@ const BATCH_MAX_FRAMES: usize = 256;
 /// On a write error, the frames of the failed batch (which may have reached
 /// the peer in part) and everything still queued come back to the owner as
 /// [`TransportEvent::Undelivered`]; they are never dropped silently.
+///
+/// The queue is made on first need, so `rx` may be `None`: the task was
+/// started for a hand-off or a flush (the first write to a fresh pipe is
+/// often one: its readiness is not known yet). It takes the queue from
+/// `dock` once made, and while it has none and nothing to do it ends,
+/// handing `ends` back, to be started again on the next need.
 pub(crate) async fn write_loop(
     shared: Arc<SharedWrite>,
-    mut rx: mpsc::Receiver<Bytes>,
-    mut shutdown: oneshot::Receiver<()>,
+    dock: Arc<dyn Dock>,
+    mut rx: Option<mpsc::Receiver<Bytes>>,
+    ends: Ends,
     framing: Framing,
-    failed: oneshot::Sender<Vec<TransportEvent>>,
 ) {
+    let Ends {
+        mut shutdown,
+        failed,
+    } = ends;
     let mut failed = Some(failed);
     // Allocated on the first burst: a lone frame is written by its sender,
     // so a connection that never sees a burst never pays for these.
@@ -63,13 +73,13 @@ pub(crate) async fn write_loop(
                 let HandOff { frame, chunks } = hand_off;
                 let mut result = shared.write_chunks(&chunks).await;
                 drop(chunks);
-                if result.is_ok() && rx.is_empty() {
+                if result.is_ok() && rx.as_ref().is_none_or(mpsc::Receiver::is_empty) {
                     result = shared.flush().await;
                 }
                 shared.done(1);
                 if let Err(e) = result {
                     batch.push(frame);
-                    fail(e, &shared, &mut batch, &mut rx, failed.take());
+                    fail(e, &shared, &*dock, &mut batch, rx.as_mut(), failed.take());
                     return;
                 }
                 // A large frame is written in part directly and finished
@@ -81,32 +91,53 @@ pub(crate) async fn write_loop(
                 let result = shared.flush().await;
                 shared.done(0);
                 if let Err(e) = result {
-                    fail(e, &shared, &mut batch, &mut rx, failed.take());
+                    fail(e, &shared, &*dock, &mut batch, rx.as_mut(), failed.take());
                     return;
                 }
                 continue;
             }
             Work::Idle => {}
         }
+        if rx.is_none() {
+            rx = dock.take_queue();
+            if closing && let Some(rx) = rx.as_mut() {
+                rx.close();
+            }
+        }
+        if rx.is_none()
+            && !closing
+            && let Some(f) = failed.take()
+        {
+            match dock.park(Ends {
+                shutdown,
+                failed: f,
+            }) {
+                Ok(()) => return,
+                Err(back) => (shutdown, failed) = (back.shutdown, Some(back.failed)),
+            }
+        }
         let first = if closing {
-            rx.try_recv().ok()
+            rx.as_mut().and_then(|rx| rx.try_recv().ok())
         } else {
             tokio::select! {
                 biased;
                 _ = &mut shutdown => {
                     closing = true;
                     shared.close();
-                    rx.close();
+                    if let Some(rx) = rx.as_mut() {
+                        rx.close();
+                    }
                     continue;
                 }
                 _ = shared.notify.notified() => continue,
-                frame = rx.recv() => frame,
+                frame = recv(&mut rx) => frame,
             }
         };
         let Some(first) = first else { break };
+        let Some(rx) = rx.as_mut() else { break };
         let mut bytes = first.len();
         batch.push(first);
-        drain(&mut rx, &mut batch, &mut bytes);
+        drain(rx, &mut batch, &mut bytes);
         // Frames reach this queue only in a burst (a lone frame is written
         // by its sender), and the senders of a burst are tasks that are
         // ready to run right now: let them run once before writing, so one
@@ -114,7 +145,7 @@ pub(crate) async fn write_loop(
         // each frame costing its own write and its own wake-up of the peer.
         if !closing && batch.len() < BATCH_MAX_FRAMES && bytes < BATCH_MAX_BYTES {
             tokio::task::yield_now().await;
-            drain(&mut rx, &mut batch, &mut bytes);
+            drain(rx, &mut batch, &mut bytes);
         }
         if scratch.capacity() == 0 {
             scratch.reserve(COPY_MAX * 4);
@@ -127,13 +158,40 @@ pub(crate) async fn write_loop(
         }
         shared.done(batch.len());
         if let Err(e) = result {
-            fail(e, &shared, &mut batch, &mut rx, failed.take());
+            fail(e, &shared, &*dock, &mut batch, Some(rx), failed.take());
             return;
         }
         batch.clear();
     }
     // Best effort: the owner is closing and does not wait for an answer.
     shared.shutdown().await;
+}
+
+/// The writer's ends of its owner's channels, kept while it is parked.
+pub(crate) struct Ends {
+    /// Tells the writer to write what is left and shut the write half.
+    pub(crate) shutdown: oneshot::Receiver<()>,
+    /// Where a write failure is reported, once.
+    pub(crate) failed: oneshot::Sender<Vec<TransportEvent>>,
+}
+
+/// Where the writer task finds its queue once made, and parks.
+pub(crate) trait Dock: Send + Sync {
+    /// The queue's receiving end, if it was made since the task last looked.
+    fn take_queue(&self) -> Option<mpsc::Receiver<Bytes>>;
+
+    /// Ends the task if nothing is left for it (no queue, no hand-off or
+    /// flush, no shutdown sent), keeping `ends` for the next start; hands
+    /// them back otherwise.
+    fn park(&self, ends: Ends) -> Result<(), Ends>;
+}
+
+/// The next frame of the queue; never, without one.
+async fn recv(rx: &mut Option<mpsc::Receiver<Bytes>>) -> Option<Bytes> {
+    match rx {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
+    }
 }
 
 /// Takes what is already queued into `batch`, up to the batch bounds.
@@ -154,12 +212,25 @@ fn drain(rx: &mut mpsc::Receiver<Bytes>, batch: &mut Vec<Bytes>, bytes: &mut usi
 fn fail(
     e: io::Error,
     shared: &SharedWrite,
+    dock: &dyn Dock,
     batch: &mut Vec<Bytes>,
-    rx: &mut mpsc::Receiver<Bytes>,
+    rx: Option<&mut mpsc::Receiver<Bytes>>,
     failed: Option<oneshot::Sender<Vec<TransportEvent>>>,
 ) {
     shared.release();
-    rx.close();
+    // A queue made after the release is closed from the start (see
+    // `Outbound`); one made before is taken here, so its frames come back.
+    let mut late: Option<mpsc::Receiver<Bytes>>;
+    let mut rx = match rx {
+        Some(rx) => Some(rx),
+        None => {
+            late = dock.take_queue();
+            late.as_mut()
+        }
+    };
+    if let Some(rx) = rx.as_mut() {
+        rx.close();
+    }
     if let Some(hand_off) = shared.take_hand_off() {
         batch.push(hand_off.frame);
     }
@@ -167,7 +238,7 @@ fn fail(
     // Bounded: one batch plus the queue capacity, once, after which this
     // task ends.
     let mut events = vec![TransportEvent::Error(error.clone())];
-    let rest = std::iter::from_fn(|| rx.try_recv().ok());
+    let rest = std::iter::from_fn(|| rx.as_mut()?.try_recv().ok());
     for frame in batch.drain(..).chain(rest) {
         events.push(TransportEvent::Undelivered {
             frame,
