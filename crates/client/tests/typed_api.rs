@@ -265,3 +265,35 @@ async fn a_change_announced_after_the_listing_answer_refetches() {
         .await;
     within(call).await.unwrap().unwrap();
 }
+
+#[tokio::test]
+async fn a_large_result_arrives_whole_with_every_member() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    serve_tool_list(&mut server).await;
+    within(list).await.unwrap().unwrap();
+    // Over 1 MiB, escapes included: its text is decoded in the frame's own
+    // allocation (`Payload::take`), the rest the usual way.
+    let text = "line \"one\"\n\u{e9}\u{1F600}\t\\".repeat(100_000);
+    let sent = json!({
+        "content": [
+            {"type": "text", "text": "short"},
+            {"type": "text", "text": text, "annotations": {"priority": 1.0}},
+        ],
+        "structuredContent": {"sum": 3},
+        "isError": false,
+        "_meta": {"k": "v"},
+        "vendorField": [1, "two", null],
+    });
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let r = server.expect_request("tools/call").await;
+    server.respond(&r.id, sent.clone()).await;
+    let result = within(call).await.unwrap().unwrap();
+    match &result.content[1] {
+        ContentBlock::Text(t) => assert!(t.text == text, "the large text differs"),
+        other => panic!("not a text block: {other:?}"),
+    }
+    assert_eq!(serde_json::to_value(&result).unwrap(), sent);
+}
