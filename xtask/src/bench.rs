@@ -250,7 +250,7 @@ fn brief(v: &Value) -> String {
 }
 
 /// The median of `key` over a client's runs.
-fn median(runs: Option<&Vec<Value>>, key: &str) -> Option<f64> {
+fn median(runs: Option<&[Value]>, key: &str) -> Option<f64> {
     let mut xs: Vec<f64> = runs?.iter().filter_map(|v| v[key].as_f64()).collect();
     if xs.is_empty() {
         return None;
@@ -321,7 +321,7 @@ fn table(cells: &[((String, String), Cell)]) -> String {
             continue;
         }
         for (key, label, scale, _) in metrics(workload) {
-            let m = |c: &str| median(cell.get(c), key).map(|x| x * scale);
+            let m = |c: &str| median(cell.get(c).map(Vec::as_slice), key).map(|x| x * scale);
             let (a, s, b, c) = (m("mcpwire"), m("mcpwire-struct"), m("rmcp"), m("raw"));
             let blank_if_none = |x: Option<f64>| match x {
                 None => String::new(),
@@ -353,7 +353,7 @@ fn targets(cells: &[((String, String), Cell)], lean: &[Value]) -> String {
         cells
             .iter()
             .find(|((t, w), _)| t == transport && w == workload)
-            .and_then(|(_, cell)| median(cell.get(client), key))
+            .and_then(|(_, cell)| median(cell.get(client).map(Vec::as_slice), key))
     };
     let mut out = String::from("| target | measured | met |\n|---|---|---|\n");
     let mut check = |name: &str, value: Option<f64>, unit: &str, ok: &dyn Fn(f64) -> bool| {
@@ -505,7 +505,7 @@ fn targets(cells: &[((String, String), Cell)], lean: &[Value]) -> String {
     // own code (both clients) is most of its resident baseline.
     check(
         "stdio W4 10 MiB peak RSS <= 40 MiB (a process linking mcpwire alone: `lean_w4`)",
-        median(Some(&lean.to_vec()), "peak_rss_kib").map(|k| k / 1024.0),
+        median(Some(lean), "peak_rss_kib").map(|k| k / 1024.0),
         " MiB",
         &|m| m <= 40.0,
     );
@@ -525,7 +525,7 @@ fn fleet_table(cells: &[((String, String), Cell)]) -> String {
         cells
             .iter()
             .find(|((t, w), _)| t == transport && w == workload)
-            .and_then(|(_, cell)| median(cell.get(client), key))
+            .and_then(|(_, cell)| median(cell.get(client).map(Vec::as_slice), key))
     };
     let mut t = String::from(
         "### The manager (issue 14)\n\n\

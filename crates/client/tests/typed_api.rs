@@ -44,6 +44,16 @@ async fn serve_tool_list(server: &mut FakeServer) {
     server.respond(&r.id, tools_page(&["sum"], None)).await;
 }
 
+/// A client connected to a fake server, with the tools listed.
+async fn listed() -> (Client, FakeServer) {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    serve_tool_list(&mut server).await;
+    within(list).await.unwrap().unwrap();
+    (client, server)
+}
+
 async fn call(
     client: &Client,
     server: &mut FakeServer,
@@ -94,11 +104,7 @@ async fn a_repeated_cursor_is_a_protocol_error_not_a_loop() {
 
 #[tokio::test]
 async fn structured_content_is_validated_against_the_output_schema() {
-    let (client, mut server) = connected(ClientConfig::new()).await;
-    let c = client.clone();
-    let list = tokio::spawn(async move { c.list_all_tools().await });
-    serve_tool_list(&mut server).await;
-    within(list).await.unwrap().unwrap();
+    let (client, mut server) = listed().await;
 
     call(&client, &mut server, json!({"sum": 3})).await.unwrap();
     let err = call(&client, &mut server, json!({"sum": "three"}))
@@ -268,11 +274,7 @@ async fn a_change_announced_after_the_listing_answer_refetches() {
 
 #[tokio::test]
 async fn a_large_result_arrives_whole_with_every_member() {
-    let (client, mut server) = connected(ClientConfig::new()).await;
-    let c = client.clone();
-    let list = tokio::spawn(async move { c.list_all_tools().await });
-    serve_tool_list(&mut server).await;
-    within(list).await.unwrap().unwrap();
+    let (client, mut server) = listed().await;
     // Over 1 MiB, escapes included: its text is decoded in the frame's own
     // allocation (`Payload::take`), the rest the usual way.
     let text = "line \"one\"\n\u{e9}\u{1F600}\t\\".repeat(100_000);
