@@ -11,12 +11,15 @@ use tokio::sync::mpsc;
 #[derive(Debug, Clone)]
 pub(crate) struct Events {
     frames: mpsc::Sender<Bytes>,
-    control: mpsc::Sender<TransportEvent>,
+    control: mpsc::Sender<Box<TransportEvent>>,
 }
 
 pub(crate) struct EventQueues {
     pub(crate) frames: mpsc::Receiver<Bytes>,
-    pub(crate) control: mpsc::Receiver<TransportEvent>,
+    /// Boxed: a tokio channel allocates its first block of 32 slots when
+    /// it is made, so every session pays 32 slots of the item's size
+    /// whether or not an event ever comes (about 2 KiB unboxed).
+    pub(crate) control: mpsc::Receiver<Box<TransportEvent>>,
 }
 
 /// Room for non-frame events; a task finding it full waits.
@@ -45,13 +48,16 @@ impl Events {
         tracing::debug!(%error, "frame undelivered");
         let _ = self
             .control
-            .send(TransportEvent::Undelivered { frame, error })
+            .send(Box::new(TransportEvent::Undelivered { frame, error }))
             .await;
     }
 
     pub(crate) async fn error(&self, error: TransportError) {
         tracing::debug!(%error, "transport error");
-        let _ = self.control.send(TransportEvent::Error(error)).await;
+        let _ = self
+            .control
+            .send(Box::new(TransportEvent::Error(error)))
+            .await;
     }
 
     /// Sorts an SSE reader's item: an event goes on; an oversized event (the

@@ -254,7 +254,7 @@ impl Transport for HttpTransport {
         // Answers that woke us are read into the queues first.
         self.direct.poll_for_consumer();
         if let Poll::Ready(Some(event)) = self.queues.control.poll_recv(cx) {
-            return Poll::Ready(Some(event));
+            return Poll::Ready(Some(*event));
         }
         if self.grants.any()
             && let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx)
