@@ -22,7 +22,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::cmd::{cargo, run};
-use crate::report::{run_one, write_between};
+use crate::report::{median, run_one, write_between};
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
@@ -247,21 +247,6 @@ fn brief(v: &Value) -> String {
         f("peak_rss_kib").unwrap_or(0.0) / 1024.0
     );
     s
-}
-
-/// The median of `key` over a client's runs.
-fn median(runs: Option<&[Value]>, key: &str) -> Option<f64> {
-    let mut xs: Vec<f64> = runs?.iter().filter_map(|v| v[key].as_f64()).collect();
-    if xs.is_empty() {
-        return None;
-    }
-    xs.sort_by(f64::total_cmp);
-    let mid = xs.len() / 2;
-    Some(if xs.len() % 2 == 1 {
-        xs[mid]
-    } else {
-        (xs[mid - 1] + xs[mid]) / 2.0
-    })
 }
 
 /// The metrics shown for a workload: (JSON key, label, scale, higher is better).

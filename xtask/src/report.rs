@@ -68,3 +68,18 @@ pub(crate) fn write_between(
     };
     fs::write(path, new).map_err(|e| format!("cannot write {}: {e}", path.display()))
 }
+
+/// The median of `key` over a client's runs.
+pub(crate) fn median(runs: Option<&[Value]>, key: &str) -> Option<f64> {
+    let mut xs: Vec<f64> = runs?.iter().filter_map(|v| v[key].as_f64()).collect();
+    if xs.is_empty() {
+        return None;
+    }
+    xs.sort_by(f64::total_cmp);
+    let mid = xs.len() / 2;
+    Some(if xs.len() % 2 == 1 {
+        xs[mid]
+    } else {
+        (xs[mid - 1] + xs[mid]) / 2.0
+    })
+}

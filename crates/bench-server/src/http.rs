@@ -1,9 +1,13 @@
 //! The Streamable HTTP front end: stateless, one JSON-RPC message per POST,
 //! answered as `application/json` or as a one-event `text/event-stream`.
+//! `GET /connections` answers how many TCP connections it has accepted, so
+//! a benchmark can tell a client that keeps its connections from one that
+//! opens a new one per request.
 
 use std::convert::Infallible;
 use std::io::{self, Write};
 use std::net::Ipv4Addr;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use bytes::{Bytes, BytesMut};
 use http::{Method, Request, Response, StatusCode, header};
@@ -18,6 +22,9 @@ use crate::echo::answer;
 
 /// The largest request body accepted.
 const MAX_BODY: usize = 64 << 20;
+
+/// TCP connections accepted since start.
+static ACCEPTED: AtomicU64 = AtomicU64::new(0);
 
 /// How answers are framed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -43,6 +50,7 @@ pub(crate) fn serve(mode: AnswerMode, port: u16, threads: usize) -> io::Result<(
         drop(stdout);
         loop {
             let (stream, _) = listener.accept().await?;
+            ACCEPTED.fetch_add(1, Ordering::Relaxed);
             stream.set_nodelay(true)?;
             tokio::spawn(async move {
                 let service = service_fn(move |req| handle(req, mode));
@@ -59,6 +67,10 @@ async fn handle(
     req: Request<Incoming>,
     mode: AnswerMode,
 ) -> Result<Response<Full<Bytes>>, Infallible> {
+    if req.uri().path() == "/connections" {
+        let count = ACCEPTED.load(Ordering::Relaxed).to_string();
+        return Ok(Response::new(Full::new(Bytes::from(count))));
+    }
     if req.uri().path() != "/mcp" {
         return Ok(status(StatusCode::NOT_FOUND));
     }

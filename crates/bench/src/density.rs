@@ -71,6 +71,29 @@ pub(crate) struct DensityOutcome {
     pub(crate) rss_kib_per_session: f64,
     pub(crate) fds_per_session: f64,
     pub(crate) tasks_per_session: f64,
+    /// TCP connections the HTTP server accepted while the sessions opened
+    /// and made their call, per session (HTTP shapes only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) connects_per_session: Option<f64>,
+}
+
+/// Counts the connections the benchmark server accepts over a stretch of a
+/// run (HTTP shapes; `None` for stdio).
+struct Accepted<'a>(Option<&'a str>);
+
+impl Accepted<'_> {
+    async fn now(&self) -> Result<Option<u64>, String> {
+        match self.0 {
+            Some(url) => Ok(Some(crate::server::connections_accepted(url).await?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Per session between two counts, less the second query's own
+    /// connection.
+    fn per(before: Option<u64>, after: Option<u64>, n: usize) -> Option<f64> {
+        Some((after?.saturating_sub(before?).saturating_sub(1)) as f64 / n as f64)
+    }
 }
 
 struct Reading {
@@ -99,12 +122,14 @@ fn read() -> Reading {
 const SETTLE: Duration = Duration::from_millis(500);
 
 /// Opens `n` sessions with `connect` (all at once when `parallel`), one
-/// `echo` each, and measures what they hold while idle.
+/// `echo` each, and measures what they hold while idle. `server` is the
+/// HTTP server's URL, whose accepted connections are counted.
 pub(crate) async fn hold<C, F, Fut>(
     client: &str,
     shape: Shape,
     n: usize,
     parallel: bool,
+    server: Option<&str>,
     connect: F,
 ) -> Result<DensityOutcome, String>
 where
@@ -120,12 +145,15 @@ where
         c.close().await;
     }
     tokio::time::sleep(SETTLE).await;
+    let accepted = Accepted(server);
+    let accepted_before = accepted.now().await?;
     let before = read();
     let start = Instant::now();
     let sessions = open(n, parallel, &connect).await?;
     let secs = start.elapsed().as_secs_f64();
     tokio::time::sleep(SETTLE).await;
     let after = read();
+    let accepted_after = accepted.now().await?;
     for c in sessions {
         c.close().await;
     }
@@ -138,6 +166,7 @@ where
         rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
         fds_per_session: per(after.fds as f64, before.fds as f64),
         tasks_per_session: per(after.tasks as f64, before.tasks as f64),
+        connects_per_session: Accepted::per(accepted_before, accepted_after, n),
     })
 }
 
@@ -180,6 +209,7 @@ where
 pub(crate) async fn connect_sequential<C, F, Fut>(
     client: &str,
     n: usize,
+    server: &str,
     connect: F,
 ) -> Result<DensityOutcome, String>
 where
@@ -188,6 +218,8 @@ where
     Fut: Future<Output = Result<C, String>>,
 {
     connect().await?.close().await;
+    let accepted = Accepted(Some(server));
+    let accepted_before = accepted.now().await?;
     let before = read();
     let start = Instant::now();
     for _ in 0..n {
@@ -197,6 +229,7 @@ where
     }
     let secs = start.elapsed().as_secs_f64();
     let after = read();
+    let accepted_after = accepted.now().await?;
     let per = |a: f64, b: f64| (a - b) / n as f64;
     Ok(DensityOutcome {
         client: client.into(),
@@ -206,5 +239,6 @@ where
         rss_kib_per_session: per(after.rss_kib as f64, before.rss_kib as f64),
         fds_per_session: per(after.fds as f64, before.fds as f64),
         tasks_per_session: per(after.tasks as f64, before.tasks as f64),
+        connects_per_session: Accepted::per(accepted_before, accepted_after, n),
     })
 }

@@ -275,18 +275,19 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
     use via_mcpwire::Arguments::Json;
     let result = runtime.block_on(async {
         let url = http.as_ref().map_or(String::new(), |h| h.url().to_owned());
+        let counted = http.as_ref().map(|h| h.url());
         let server = args.server.clone();
         match (name, shape) {
             ("mcpwire", Shape::HttpShared) => {
                 let client = via_mcpwire::http_client_with(pool_idle)?;
-                density::hold(name, shape, n, false, move || {
+                density::hold(name, shape, n, false, counted, move || {
                     let (client, url) = (client.clone(), url.clone());
                     async move { Mcpwire::http(&client, &url, Json).await }
                 })
                 .await
             }
             ("mcpwire", Shape::HttpPerSession) => {
-                density::hold(name, shape, n, false, move || {
+                density::hold(name, shape, n, false, counted, move || {
                     let url = url.clone();
                     async move {
                         let client = via_mcpwire::http_client_with(pool_idle)?;
@@ -296,7 +297,7 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
                 .await
             }
             ("mcpwire", Shape::Stdio) => {
-                density::hold(name, shape, n, true, move || {
+                density::hold(name, shape, n, true, None, move || {
                     let server = server.clone();
                     async move { Mcpwire::stdio(&server, Json).await }
                 })
@@ -304,32 +305,33 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
             }
             ("mcpwire", Shape::ConnectSequential) => {
                 let client = via_mcpwire::http_client_with(pool_idle)?;
-                density::connect_sequential(name, n, || Mcpwire::http(&client, &url, Json)).await
+                density::connect_sequential(name, n, &url, || Mcpwire::http(&client, &url, Json))
+                    .await
             }
             ("rmcp", Shape::HttpShared) => {
                 let client = via_rmcp::http_client();
-                density::hold(name, shape, n, false, move || {
+                density::hold(name, shape, n, false, counted, move || {
                     let (client, url) = (client.clone(), url.clone());
                     async move { Rmcp::http_with(client, &url).await }
                 })
                 .await
             }
             ("rmcp", Shape::HttpPerSession) => {
-                density::hold(name, shape, n, false, move || {
+                density::hold(name, shape, n, false, counted, move || {
                     let url = url.clone();
                     async move { Rmcp::http(&url).await }
                 })
                 .await
             }
             ("rmcp", Shape::Stdio) => {
-                density::hold(name, shape, n, true, move || {
+                density::hold(name, shape, n, true, None, move || {
                     let server = server.clone();
                     async move { Rmcp::stdio(&server).await }
                 })
                 .await
             }
             ("rmcp", Shape::ConnectSequential) => {
-                density::connect_sequential(name, n, || Rmcp::http(&url)).await
+                density::connect_sequential(name, n, &url, || Rmcp::http(&url)).await
             }
             _ => Err("unreachable client".into()),
         }

@@ -50,3 +50,36 @@ impl Drop for HttpServer {
         let _ = self.child.wait();
     }
 }
+
+/// How many TCP connections the benchmark server behind `url` has accepted,
+/// this query's own included (`GET /connections`, on a connection of its
+/// own, closed after the answer).
+pub(crate) async fn connections_accepted(url: &str) -> Result<u64, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let addr = url
+        .strip_prefix("http://")
+        .and_then(|rest| rest.split('/').next())
+        .ok_or_else(|| format!("not the server's URL: {url}"))?;
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .map_err(|e| format!("cannot reach {addr}: {e}"))?;
+    let request = format!("GET /connections HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n");
+    stream
+        .write_all(request.as_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .await
+        .map_err(|e| e.to_string())?;
+    let (head, body) = answer
+        .split_once("\r\n\r\n")
+        .ok_or("no answer from /connections")?;
+    if !head.starts_with("HTTP/1.1 200") {
+        return Err(format!("/connections answered {head:?}"));
+    }
+    body.trim()
+        .parse()
+        .map_err(|_| format!("/connections answered {body:?}, not a count"))
+}
