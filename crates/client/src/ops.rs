@@ -584,13 +584,19 @@ async fn finish_tool_call(
     let result: CallToolResult = payload.take().map_err(|e| Error::decode("tools/call", e))?;
     if list_after && result.structured_content.is_some() && result.is_error != Some(true) {
         let name = route.name.as_deref().unwrap_or_default();
-        match all_tools(client, &RequestOptions::new()).await {
-            Ok(_) => tool = client.shared.hub.tools.lookup(name).entry,
-            Err(e) => tracing::warn!(
+        let tools = &client.shared.hub.tools;
+        // Another call may have listed them meanwhile.
+        let found = tools.lookup(name);
+        if !found.needs_listing {
+            tool = found.entry;
+        } else if let Err(e) = all_tools(client, &RequestOptions::new()).await {
+            tracing::warn!(
                 tool = name,
                 error = %e,
                 "tools/list after tools/call failed; result returned without output validation"
-            ),
+            );
+        } else {
+            tool = tools.lookup(name).entry;
         }
     }
     if let Some(tool) = tool {

@@ -401,3 +401,29 @@ async fn a_failed_listing_after_the_call_does_not_lose_its_answer() {
     let err = within(first).await.unwrap().unwrap_err();
     assert_eq!(err.kind(), ErrorKind::SchemaValidation);
 }
+
+#[tokio::test]
+async fn two_first_calls_share_the_listing_made_after_the_first_answer() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    // Both go out before anything is listed.
+    let c = client.clone();
+    let one = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let a = server.expect_request("tools/call").await;
+    let c = client.clone();
+    let two = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let b = server.expect_request("tools/call").await;
+    let ok = json!({"content": [], "structuredContent": {"sum": 3}});
+    server.respond(&a.id, ok).await;
+    serve_tool_list(&mut server).await;
+    within(one).await.unwrap().unwrap();
+    // The other's answer is checked against that listing, without another.
+    let bad = json!({"content": [], "structuredContent": {"sum": "three"}});
+    server.respond(&b.id, bad).await;
+    let err = within(two).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+    let c = client.clone();
+    let ping = tokio::spawn(async move { c.ping().await });
+    let r = server.expect_request("ping").await;
+    server.respond(&r.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+}
