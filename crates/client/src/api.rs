@@ -54,7 +54,23 @@ impl Client {
     /// `structuredContent` is validated against it (JSON Schema 2020-12,
     /// compiled once per tool and cached until the tool list changes); a
     /// mismatch is an [`ErrorKind::SchemaValidation`](crate::ErrorKind)
-    /// error. The tool list is fetched once if it is not cached yet.
+    /// error.
+    ///
+    /// The tool list is fetched once if it is not cached yet, but only when
+    /// needed. In the stateless era (2026-07-28) it is fetched before the
+    /// call, whose headers depend on the tool. In the `initialize` era the
+    /// call is sent at once (a tool not listed yet counts as one without
+    /// annotations: not sent again after a lost session), and the list is
+    /// fetched after the answer, only if that answer has
+    /// `structuredContent` to validate and is not a tool error. A result
+    /// without `structuredContent` from a tool not listed yet is returned
+    /// as it is, even if the tool declares an output schema (once the tool
+    /// is listed, such a result is a `SchemaValidation` error). If the
+    /// listing after the answer fails, the result is returned unvalidated
+    /// and a warning is logged (`tracing`): the call has happened, and its
+    /// answer is not lost to a failed `tools/list`. Call
+    /// [`list_all_tools`](Self::list_all_tools) first to validate every
+    /// result, the first included, before it is returned.
     ///
     /// ```no_run
     /// # async fn demo(client: mcpwire_client::Client) -> Result<(), mcpwire_client::Error> {

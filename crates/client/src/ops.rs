@@ -485,12 +485,21 @@ struct ToolCall {
     replay: Replay,
     /// The tool as listed, whose output schema the result must match.
     tool: Option<Arc<ToolEntry>>,
+    /// Sent with no listing cached: a structured result lists the tools
+    /// after the answer, to validate it.
+    list_after: bool,
     /// Its standard headers (name and annotated parameters).
     route: Route,
 }
 
-/// Lists the tools once if output validation needs them, and encodes the
-/// request (whose replay safety depends on the tool).
+/// Encodes the request (whose replay safety depends on the tool), listing
+/// the tools first only where sending needs the tool's definition.
+///
+/// In the stateless era a call carries headers for the tool's annotated
+/// parameters, so an uncached listing is fetched before the call. In the
+/// `initialize` era the call goes at once: a tool not yet listed is replayed
+/// as one without annotations ([`Replay::ByMethod`]), and its output is
+/// validated after the answer (see [`finish_tool_call`]).
 async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
     client: &Client,
     name: &str,
@@ -500,11 +509,12 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
 ) -> Result<ToolCall, Error> {
     let tools = &client.shared.hub.tools;
     let mut found = tools.lookup(name);
-    if found.needs_listing
+    let unlisted = found.needs_listing
         && client
             .initialize_result()
-            .is_some_and(|r| r.capabilities.tools.is_some())
-    {
+            .is_some_and(|r| r.capabilities.tools.is_some());
+    let list_after = unlisted && client.era() == Some(Era::Legacy);
+    if unlisted && !list_after {
         all_tools(client, &RequestOptions::new()).await?;
         found = tools.lookup(name);
     }
@@ -536,6 +546,7 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
         request,
         replay,
         tool: found.entry,
+        list_after,
         route,
     })
 }
@@ -547,6 +558,12 @@ async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize + ?Sized>(
 /// `structuredContent` is validated against it (JSON Schema 2020-12,
 /// compiled once per tool and cached until the tool list changes); a
 /// mismatch is an [`ErrorKind::SchemaValidation`](crate::ErrorKind) error.
+///
+/// A call sent before any listing lists the tools once after its answer,
+/// and only if the answer has `structuredContent` and is not a tool error.
+/// If that listing fails, the result is returned unvalidated with a
+/// warning: the call happened, and its answer must not be lost to a failed
+/// `tools/list`.
 async fn finish_tool_call(
     client: &Client,
     call: ToolCall,
@@ -556,7 +573,8 @@ async fn finish_tool_call(
         conn,
         request,
         replay,
-        tool,
+        mut tool,
+        list_after,
         route,
     } = call;
     let payload = rounds(client, &conn, Some(&route))
@@ -564,6 +582,23 @@ async fn finish_tool_call(
         .await?;
     // Consumed: a large answer's text is decoded in its frame's allocation.
     let result: CallToolResult = payload.take().map_err(|e| Error::decode("tools/call", e))?;
+    if list_after && result.structured_content.is_some() && result.is_error != Some(true) {
+        let name = route.name.as_deref().unwrap_or_default();
+        let tools = &client.shared.hub.tools;
+        // Another call may have listed them meanwhile.
+        let found = tools.lookup(name);
+        if !found.needs_listing {
+            tool = found.entry;
+        } else if let Err(e) = all_tools(client, &RequestOptions::new()).await {
+            tracing::warn!(
+                tool = name,
+                error = %e,
+                "tools/list after tools/call failed; result returned without output validation"
+            );
+        } else {
+            tool = tools.lookup(name).entry;
+        }
+    }
     if let Some(tool) = tool {
         tool.validate(
             result.structured_content.as_ref(),

@@ -140,14 +140,7 @@ async fn an_expired_session_reinitializes_and_replays_only_what_is_safe() {
     let read_frame = server.recv_frame().await.unwrap();
     let c = client.clone();
     let call = tokio::spawn(async move { c.call_tool("delete", json!({})).await });
-    // The client lists tools first (to know schemas and annotations).
-    let list = server.expect_request("tools/list").await;
-    server
-        .respond(
-            &list.id,
-            json!({"tools": [{"name": "delete", "inputSchema": {"type": "object"}}]}),
-        )
-        .await;
+    // Not listed yet: the call goes at once, as a tool with no annotations.
     let call_frame = server.recv_frame().await.unwrap();
     assert!(String::from_utf8_lossy(&call_frame).contains("tools/call"));
 
@@ -226,17 +219,18 @@ async fn each_new_session_is_counted_and_forgets_the_listed_tools() {
         .await
         .unwrap();
 
-    // What the old process listed is forgotten: the call lists again first.
+    // What the old process listed is forgotten: a structured answer lists
+    // the tools again, after the call.
     let c = client.clone();
     let call = tokio::spawn(async move { c.call_tool("t", json!({})).await });
-    let list = server.expect_request("tools/list").await;
-    server.respond(&list.id, tools).await;
     let req = server.expect_request("tools/call").await;
     server
         .respond(
             &req.id,
-            json!({"content": [{"type": "text", "text": "ok"}]}),
+            json!({"content": [{"type": "text", "text": "ok"}], "structuredContent": {}}),
         )
         .await;
+    let list = server.expect_request("tools/list").await;
+    server.respond(&list.id, tools).await;
     assert_eq!(within(call).await.unwrap().unwrap().text(), "ok");
 }

@@ -1,10 +1,11 @@
 //! The typed API against a fake server: walkers, tools, validation,
-//! resources, prompts, completion, logging.
+//! resources, prompts, completion, logging, and the first call sent before
+//! any listing.
 
 mod common;
 
 use common::{connected, within};
-use mcpwire_client::types::{CompletionReference, ContentBlock, LoggingLevel};
+use mcpwire_client::types::{CallToolResult, CompletionReference, ContentBlock, LoggingLevel};
 use mcpwire_client::{Client, ClientConfig, ErrorKind};
 use mcpwire_test_support::FakeServer;
 use serde_json::{Value, json};
@@ -113,16 +114,13 @@ async fn structured_content_is_validated_against_the_output_schema() {
     assert_eq!(err.kind(), ErrorKind::SchemaValidation);
     assert!(err.validation_errors()[0].contains("/sum"), "{err:?}");
 
-    // A list_changed forgets the schema: the next call lists tools again.
+    // A list_changed forgets the schema: the next call lists tools again,
+    // after its structured answer.
     server
         .notify("notifications/tools/list_changed", json!({}))
         .await;
     let c = client.clone();
     let call2 = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
-    let r = server.expect_request("tools/list").await;
-    let mut page = tools_page(&["sum"], None);
-    page["tools"][0]["outputSchema"] = json!({"type": "object", "required": ["total"]});
-    server.respond(&r.id, page).await;
     let r = server.expect_request("tools/call").await;
     server
         .respond(
@@ -130,6 +128,10 @@ async fn structured_content_is_validated_against_the_output_schema() {
             json!({"content": [], "structuredContent": {"sum": 3}}),
         )
         .await;
+    let r = server.expect_request("tools/list").await;
+    let mut page = tools_page(&["sum"], None);
+    page["tools"][0]["outputSchema"] = json!({"type": "object", "required": ["total"]});
+    server.respond(&r.id, page).await;
     let err = within(call2).await.unwrap().unwrap_err();
     assert_eq!(
         err.kind(),
@@ -260,8 +262,6 @@ async fn a_change_announced_after_the_listing_answer_refetches() {
 
     let c = client.clone();
     let call = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
-    let r = server.expect_request("tools/list").await;
-    server.respond(&r.id, tools_page(&["sum"], None)).await;
     let r = server.expect_request("tools/call").await;
     server
         .respond(
@@ -269,6 +269,8 @@ async fn a_change_announced_after_the_listing_answer_refetches() {
             json!({"content": [], "structuredContent": {"sum": 3}}),
         )
         .await;
+    let r = server.expect_request("tools/list").await;
+    server.respond(&r.id, tools_page(&["sum"], None)).await;
     within(call).await.unwrap().unwrap();
 }
 
@@ -298,4 +300,130 @@ async fn a_large_result_arrives_whole_with_every_member() {
         other => panic!("not a text block: {other:?}"),
     }
     assert_eq!(serde_json::to_value(&result).unwrap(), sent);
+}
+
+/// Starts a `call_tool("sum")` on a session with nothing listed: the first
+/// request the server sees is the call itself (`expect_request` fails on any
+/// other, a `tools/list` included), answered with `answer`.
+async fn first_call(
+    client: &Client,
+    server: &mut FakeServer,
+    answer: Value,
+) -> tokio::task::JoinHandle<Result<CallToolResult, mcpwire_client::Error>> {
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("sum", json!({"a": 1})).await });
+    let r = server.expect_request("tools/call").await;
+    server.respond(&r.id, answer).await;
+    call
+}
+
+#[tokio::test]
+async fn the_first_call_goes_at_once_and_a_structured_answer_is_validated_after_one_listing() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let answer =
+        json!({"content": [{"type": "text", "text": "3"}], "structuredContent": {"sum": 3}});
+    let first = first_call(&client, &mut server, answer).await;
+    // Listed after the answer (both pages), to validate it.
+    serve_tool_list(&mut server).await;
+    let result = within(first).await.unwrap().unwrap();
+    assert_eq!(result.structured_content, Some(json!({"sum": 3})));
+    // One listing: the next calls go straight out and use it.
+    let err = call(&client, &mut server, json!({"sum": "three"}))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+    call(&client, &mut server, json!({"sum": 3})).await.unwrap();
+
+    // An invalid first answer is rejected, as one after a listing is.
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let answer = json!({"content": [], "structuredContent": {"sum": "three"}});
+    let first = first_call(&client, &mut server, answer).await;
+    serve_tool_list(&mut server).await;
+    let err = within(first).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+    assert!(err.validation_errors()[0].contains("/sum"), "{err:?}");
+}
+
+#[tokio::test]
+async fn a_first_answer_with_nothing_to_validate_lists_nothing() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    // No structuredContent: returned as it is, though `sum` declares an
+    // output schema (not known yet).
+    let first = first_call(&client, &mut server, json!({"content": []})).await;
+    assert!(
+        within(first)
+            .await
+            .unwrap()
+            .unwrap()
+            .structured_content
+            .is_none()
+    );
+    // A tool error is not validated, so nothing is listed for it either.
+    let answer = json!({"content": [], "structuredContent": {"x": 1}, "isError": true});
+    let first = first_call(&client, &mut server, answer).await;
+    assert_eq!(within(first).await.unwrap().unwrap().is_error, Some(true));
+    // The next request on the wire is the ping: no tools/list was sent.
+    let c = client.clone();
+    let ping = tokio::spawn(async move { c.ping().await });
+    let r = server.expect_request("ping").await;
+    server.respond(&r.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+
+    // Once listed, the same answer breaks the declared schema.
+    let c = client.clone();
+    let list = tokio::spawn(async move { c.list_all_tools().await });
+    serve_tool_list(&mut server).await;
+    within(list).await.unwrap().unwrap();
+    let c = client.clone();
+    let later = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let r = server.expect_request("tools/call").await;
+    server.respond(&r.id, json!({"content": []})).await;
+    let err = within(later).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+}
+
+#[tokio::test]
+async fn a_failed_listing_after_the_call_does_not_lose_its_answer() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    let answer = json!({"content": [{"type": "text", "text": "3"}],
+        "structuredContent": {"sum": "three"}, "x-vendor": 1});
+    let first = first_call(&client, &mut server, answer.clone()).await;
+    let r = server.expect_request("tools/list").await;
+    server.respond_error(&r.id, -32603, "listing broke").await;
+    // Returned whole and unvalidated (a warning is logged).
+    let result = within(first).await.unwrap().unwrap();
+    assert_eq!(serde_json::to_value(&result).unwrap(), answer);
+
+    // Nothing was stored: the next structured answer lists again.
+    let answer = json!({"content": [], "structuredContent": {"sum": "three"}});
+    let first = first_call(&client, &mut server, answer).await;
+    serve_tool_list(&mut server).await;
+    let err = within(first).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+}
+
+#[tokio::test]
+async fn two_first_calls_share_the_listing_made_after_the_first_answer() {
+    let (client, mut server) = connected(ClientConfig::new()).await;
+    // Both go out before anything is listed.
+    let c = client.clone();
+    let one = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let a = server.expect_request("tools/call").await;
+    let c = client.clone();
+    let two = tokio::spawn(async move { c.call_tool("sum", json!({})).await });
+    let b = server.expect_request("tools/call").await;
+    let ok = json!({"content": [], "structuredContent": {"sum": 3}});
+    server.respond(&a.id, ok).await;
+    serve_tool_list(&mut server).await;
+    within(one).await.unwrap().unwrap();
+    // The other's answer is checked against that listing, without another.
+    let bad = json!({"content": [], "structuredContent": {"sum": "three"}});
+    server.respond(&b.id, bad).await;
+    let err = within(two).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::SchemaValidation);
+    let c = client.clone();
+    let ping = tokio::spawn(async move { c.ping().await });
+    let r = server.expect_request("ping").await;
+    server.respond(&r.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
 }

@@ -1,7 +1,8 @@
 //! The stateless era over real Streamable HTTP (a scripted hyper server):
 //! a cancelled request closes its answer stream, which the server sees, and
 //! no `notifications/cancelled` is posted; the `subscriptions/listen` stream
-//! delivers tagged notifications and is opened again when it breaks.
+//! delivers tagged notifications and is opened again when it breaks; the
+//! first `tools/call` lists the tools first, for its parameter headers.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -162,6 +163,52 @@ async fn the_listen_stream_delivers_and_is_opened_again_when_it_breaks() {
         .find(|s| s.body_str().contains("subscriptions/listen"))
         .unwrap();
     assert_eq!(post.header("mcp-method"), Some("subscriptions/listen"));
+    client.close().await;
+}
+
+/// The stateless era needs the tool's definition to send a call (its
+/// `x-mcp-header` parameters become headers), so the first call of a client
+/// lists the tools before it, unlike the `initialize` era's (which goes at
+/// once; `crates/client/tests/typed_api.rs`).
+#[tokio::test]
+async fn the_first_call_lists_first_and_carries_the_parameter_headers() {
+    let server = HttpServer::start(|seen| async move {
+        match body(&seen)["method"].as_str() {
+            Some("server/discover") => answer(&seen, discover(json!({"tools": {}}))),
+            Some("tools/list") => answer(
+                &seen,
+                json!({"resultType": "complete", "tools": [{"name": "book", "inputSchema": {
+                    "type": "object", "properties": {
+                        "region": {"type": "string", "x-mcp-header": "Region"}}}}]}),
+            ),
+            Some("tools/call") => answer(
+                &seen,
+                json!({"resultType": "complete", "content": [{"type": "text", "text": "ok"}]}),
+            ),
+            _ => Reply::new(202),
+        }
+    })
+    .await;
+    let client = connect(&server).await;
+    let result = tokio::time::timeout(
+        WAIT,
+        client.call_tool("book", &json!({"region": "eu-west", "seat": "12A"})),
+    )
+    .await
+    .expect("in time")
+    .unwrap();
+    assert_eq!(result.text(), "ok");
+    let seen = server.seen();
+    let methods: Vec<String> = seen.iter().filter_map(|s| s.rpc_method()).collect();
+    let list = methods.iter().position(|m| m == "tools/list");
+    let call = methods.iter().position(|m| m == "tools/call");
+    assert!(list.is_some() && list < call, "listed first: {methods:?}");
+    let post = seen
+        .iter()
+        .find(|s| s.rpc_method().as_deref() == Some("tools/call"))
+        .unwrap();
+    assert_eq!(post.header("mcp-name"), Some("book"));
+    assert_eq!(post.header("mcp-param-region"), Some("eu-west"));
     client.close().await;
 }
 
