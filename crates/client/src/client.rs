@@ -40,14 +40,19 @@ impl std::fmt::Debug for Client {
     }
 }
 
+/// The configuration out of its box, the box freed now.
+fn unbox(config: Box<ClientConfig>) -> ClientConfig {
+    *config
+}
+
 /// Dropped with the last `Client` clone: closes the connection.
 struct Owner {
-    closing: watch::Sender<bool>,
+    shared: Arc<Shared>,
 }
 
 impl Drop for Owner {
     fn drop(&mut self) {
-        self.closing.send_replace(true);
+        self.shared.closing.set();
     }
 }
 
@@ -80,7 +85,9 @@ impl Client {
     ) -> impl Future<Output = Result<Self, Error>> + Send {
         let config = Box::new(config);
         async move {
-            let client = Self::start(factory, *config);
+            // By value: the box is freed now, where `*config` would keep
+            // it until the handshake is over.
+            let client = Self::start(factory, unbox(config));
             let mut states = client.watch_state();
             let outcome = states
                 .wait_for(|s| matches!(s, ConnectionState::Ready | ConnectionState::Closed(_)))
@@ -97,13 +104,14 @@ impl Client {
     /// Starts connecting in the background and returns at once; watch
     /// [`watch_state`](Self::watch_state) for readiness.
     pub fn start(factory: TransportFactory, config: ClientConfig) -> Self {
-        let closing = watch::channel(false).0;
-        let shared = Arc::new(Shared::new(config, closing.clone()));
+        let shared = Arc::new(Shared::new(config));
         let task = tokio::spawn(supervise(shared.clone(), factory));
         *shared.task.lock() = Some(task);
         Client {
+            _owner: Arc::new(Owner {
+                shared: shared.clone(),
+            }),
             shared,
-            _owner: Arc::new(Owner { closing }),
         }
     }
 
@@ -124,7 +132,7 @@ impl Client {
     /// session): whatever was listed from it should be listed again. The
     /// session is published before the counter moves.
     pub fn sessions(&self) -> watch::Receiver<u64> {
-        self.shared.sessions.subscribe()
+        self.shared.watch_sessions()
     }
 
     /// The server's `initialize` result for the current session.
@@ -170,7 +178,7 @@ impl Client {
     /// the transport is closed (for a process: its shutdown sequence), and
     /// this returns when the connection task has finished.
     pub async fn close(&self) {
-        self.shared.closing.send_replace(true);
+        self.shared.closing.set();
         let task = self.shared.task.lock().take();
         if let Some(task) = task {
             let _ = task.await;

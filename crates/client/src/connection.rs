@@ -12,7 +12,6 @@ use std::sync::atomic::Ordering;
 
 use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::{CloseReason, Transport};
-use tokio::sync::watch;
 
 use crate::config::Keepalive;
 use crate::conn::Conn;
@@ -21,7 +20,7 @@ use crate::engine::Engine;
 use crate::era_cache;
 use crate::error::Error;
 use crate::handler::BoxFuture;
-use crate::lifecycle::{Session, Target};
+use crate::lifecycle::{self, Session, Target};
 use crate::listen;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
@@ -47,14 +46,10 @@ pub(crate) enum Ended {
 /// Runs one connection from open to close. A server that exits at the era
 /// probe (a stdio server of the `initialize` era that does not take unknown
 /// methods well) is spawned once more and initialized directly.
-pub(crate) async fn run(
-    shared: &Arc<Shared>,
-    factory: &mut TransportFactory,
-    closing: &mut watch::Receiver<bool>,
-) -> Ended {
+pub(crate) async fn run(shared: &Arc<Shared>, factory: &mut Option<TransportFactory>) -> Ended {
     let mut skip_probe = false;
     loop {
-        match attempt(shared, factory, closing, skip_probe).await {
+        match attempt(shared, factory, skip_probe).await {
             Attempt::Ended(ended) => return ended,
             Attempt::ProbeKilled(key, error) => {
                 if skip_probe {
@@ -83,13 +78,18 @@ enum Attempt {
 
 async fn attempt(
     shared: &Arc<Shared>,
-    factory: &mut TransportFactory,
-    closing: &mut watch::Receiver<bool>,
+    factory: &mut Option<TransportFactory>,
     skip_probe: bool,
 ) -> Attempt {
+    let Some(open) = factory.as_mut() else {
+        return Attempt::Ended(Ended::Failed {
+            error: Error::not_reopenable(),
+            ready: false,
+        });
+    };
     let transport = tokio::select! {
-        t = factory() => t,
-        () = until_true(closing) => return Attempt::Ended(Ended::Local),
+        t = open() => t,
+        () = shared.closing.wait() => return Attempt::Ended(Ended::Local),
     };
     let transport = match transport {
         Ok(t) => t,
@@ -128,9 +128,13 @@ async fn attempt(
     // Boxed, and the session too: both are large and live only while the
     // connection starts, and would otherwise be part of every idle
     // session's task for its whole life.
-    match Box::pin(handshake(shared, &conn, driver.as_mut(), closing, &target)).await {
+    match Box::pin(handshake(shared, &conn, driver.as_mut(), &target)).await {
         Ok(session) => {
-            Attempt::Ended(serve(shared, conn, Box::new(session), driver, closing, target).await)
+            if shared.config.reconnect.is_none() {
+                // No connection follows this one.
+                *factory = None;
+            }
+            Attempt::Ended(serve(shared, conn, Box::new(session), driver, target).await)
         }
         Err(Ended::Failed { error, .. }) if target.probing.load(Ordering::Acquire) => {
             Attempt::ProbeKilled(target.key.clone(), error)
@@ -144,17 +148,16 @@ async fn handshake<D: Future<Output = DriverExit>>(
     shared: &Shared,
     conn: &Conn,
     mut driver: Pin<&mut D>,
-    closing: &mut watch::Receiver<bool>,
     target: &Target,
 ) -> Result<Session, Ended> {
     let outcome = tokio::select! {
-        r = shared.lifecycle.handshake(&conn.engine, target) => r,
+        r = lifecycle::handshake(&shared.config, &conn.engine, target) => r,
         exit = driver.as_mut() => {
             let error = closed_error(conn, exit);
             finish(conn, &error);
             return Err(Ended::Failed { error, ready: false });
         }
-        () = until_true(closing) => {
+        () = shared.closing.wait() => {
             conn.engine.signal.request_close(CloseRequest::User);
             let exit = driver.await;
             finish(conn, &closed_error(conn, exit));
@@ -183,7 +186,6 @@ async fn serve<D: Future<Output = DriverExit>>(
     conn: Arc<Conn>,
     session: Box<Session>,
     mut driver: Pin<&mut D>,
-    closing: &mut watch::Receiver<bool>,
     target: Arc<Target>,
 ) -> Ended {
     tracing::info!(
@@ -213,6 +215,9 @@ async fn serve<D: Future<Output = DriverExit>>(
         .clone()
         .map(|k| tokio::spawn(keepalive(conn.clone(), k)));
     let mut user_closing = false;
+    // Made once: the loop polls it on every wake-up.
+    let close_asked = shared.closing.wait();
+    tokio::pin!(close_asked);
     let exit = loop {
         // Biased, driver first: every answer wakes this task, and the driver
         // completes its caller before the rarely-ready branches are polled
@@ -220,7 +225,7 @@ async fn serve<D: Future<Output = DriverExit>>(
         tokio::select! {
             biased;
             exit = driver.as_mut() => break exit,
-            () = until_true(closing), if !user_closing => {
+            () = &mut close_asked, if !user_closing => {
                 user_closing = true;
                 shared.state.send_replace(ConnectionState::Closing);
                 conn.engine.signal.request_close(CloseRequest::User);
@@ -302,7 +307,7 @@ async fn keepalive(conn: Arc<Conn>, k: Keepalive) {
 /// again what is safe and fail the rest with `OutcomeUnknown`.
 async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>) {
     let engine = &conn.engine;
-    let result = shared.lifecycle.handshake(engine, &target).await;
+    let result = lifecycle::handshake(&shared.config, engine, &target).await;
     let frames = conn.take_expired();
     if let Ok(session) = &result {
         shared.set_session(session.clone());
@@ -331,10 +336,4 @@ async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>)
             }
         }
     }
-}
-
-/// Waits until `rx` holds `true` (or its sender is gone). Returns `()` so no
-/// watch guard is held across an await.
-pub(crate) async fn until_true(rx: &mut watch::Receiver<bool>) {
-    let _ = rx.wait_for(|c| *c).await;
 }

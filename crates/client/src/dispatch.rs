@@ -4,8 +4,8 @@
 //! method at once with `-32601`.
 
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use bytes::{Bytes, BytesMut};
 use mcpwire_codec::jsonrpc::{
@@ -59,27 +59,47 @@ impl Running {
     }
 }
 
+/// Runs the server requests of one client. It keeps of the configuration
+/// only what it uses (the handlers and the bounds, not a copy of the whole
+/// `ClientConfig`), and makes its handler slots on the first request that
+/// needs one: most sessions never get a server request.
 pub(crate) struct Dispatcher {
-    config: ClientConfig,
-    slots: Arc<Semaphore>,
+    sampling: Option<Arc<dyn SamplingHandler>>,
+    roots: Option<Arc<dyn RootsHandler>>,
+    elicitation: Option<Arc<dyn ElicitationHandler>>,
+    fill_defaults: bool,
+    max_concurrent: usize,
+    max_queued: usize,
+    slots: OnceLock<Arc<Semaphore>>,
     queued: AtomicUsize,
 }
 
 impl Dispatcher {
-    pub(crate) fn new(config: ClientConfig) -> Self {
+    pub(crate) fn new(config: &ClientConfig) -> Self {
         Self {
-            slots: Arc::new(Semaphore::new(config.max_concurrent_handlers)),
+            sampling: config.sampling.clone(),
+            roots: config.roots.clone(),
+            elicitation: config.elicitation.clone(),
+            fill_defaults: config.elicitation_defaults == ElicitationDefaults::Fill,
+            max_concurrent: config.max_concurrent_handlers,
+            max_queued: config.max_queued_handlers,
+            slots: OnceLock::new(),
             queued: AtomicUsize::new(0),
-            config,
         }
+    }
+
+    /// The handler slots, made on first use.
+    fn slots(&self) -> &Arc<Semaphore> {
+        self.slots
+            .get_or_init(|| Arc::new(Semaphore::new(self.max_concurrent)))
     }
 
     /// The handler for `method`, if one is configured.
     fn resolve(&self, method: &str) -> Option<Handler> {
         match method {
-            "sampling/createMessage" => self.config.sampling.clone().map(Handler::Sampling),
-            "roots/list" => self.config.roots.clone().map(Handler::Roots),
-            "elicitation/create" => self.config.elicitation.clone().map(Handler::Elicitation),
+            "sampling/createMessage" => self.sampling.clone().map(Handler::Sampling),
+            "roots/list" => self.roots.clone().map(Handler::Roots),
+            "elicitation/create" => self.elicitation.clone().map(Handler::Elicitation),
             _ => None,
         }
     }
@@ -104,10 +124,10 @@ impl Dispatcher {
             reply(&sender, &req.id, Err(err));
             return;
         };
-        let permit = match self.slots.clone().try_acquire_owned() {
+        let permit = match self.slots().clone().try_acquire_owned() {
             Ok(p) => Some(p),
             Err(_) => {
-                if self.queued.fetch_add(1, Ordering::AcqRel) >= self.config.max_queued_handlers {
+                if self.queued.fetch_add(1, Ordering::AcqRel) >= self.max_queued {
                     self.queued.fetch_sub(1, Ordering::AcqRel);
                     let err = ErrorObject::new(
                         ErrorCode::INTERNAL_ERROR,
@@ -133,7 +153,7 @@ impl Dispatcher {
             let _permit = match permit {
                 Some(p) => p,
                 None => {
-                    let p = this.slots.clone().acquire_owned().await;
+                    let p = this.slots().clone().acquire_owned().await;
                     drop(waiting);
                     match p {
                         Ok(p) => p,
@@ -186,7 +206,7 @@ impl Dispatcher {
             Handler::Roots(h) => serialize(h.list_roots(cx).await),
             Handler::Elicitation(h) => {
                 let params: ElicitParams = params(&req.params)?;
-                let fill = self.config.elicitation_defaults == ElicitationDefaults::Fill;
+                let fill = self.fill_defaults;
                 let schema = match (fill, params.is_url_mode()) {
                     (true, false) => params.requested_schema.clone(),
                     _ => None,

@@ -68,60 +68,69 @@ pub(crate) struct Target {
     pub(crate) hub: Option<Arc<Hub>>,
 }
 
-/// Starts a session over a fresh engine (and again after the session
-/// expired).
-pub(crate) trait Lifecycle: Send + Sync + 'static {
-    /// Runs the handshake; the result describes the server.
-    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a>;
-}
-
-/// The lifecycle `config` asks for.
-pub(crate) fn for_config(config: &ClientConfig) -> Arc<dyn Lifecycle> {
+/// Runs the handshake of the lifecycle `config` asks for over `engine`
+/// (on a fresh engine, and again after the session expired); the result
+/// describes the server. The lifecycle borrows the client's configuration
+/// and lives in the returned future only: an idle session keeps no copy.
+pub(crate) fn handshake<'a>(
+    config: &'a ClientConfig,
+    engine: &'a Engine,
+    target: &'a Target,
+) -> HandshakeFuture<'a> {
     match &config.era {
-        EraChoice::Auto => Arc::new(Auto {
-            config: config.clone(),
+        EraChoice::Auto => Box::pin(async move { Auto { config }.run(engine, target).await }),
+        EraChoice::Legacy => Box::pin(async move {
+            Initialize::new(config, LATEST_VERSION, false)
+                .run(engine)
+                .await
         }),
-        EraChoice::Legacy => Arc::new(Initialize {
-            config: config.clone(),
-            version: LATEST_VERSION.to_owned(),
-            exact: false,
+        EraChoice::Modern => Box::pin(async move {
+            Discover::new(config, MODERN_VERSION)
+                .run(engine, target, config.init_timeout)
+                .await
         }),
-        EraChoice::Modern => Arc::new(Discover {
-            config: config.clone(),
-            version: MODERN_VERSION.to_owned(),
+        EraChoice::Version(v) if is_modern(v) || !is_supported(v) => Box::pin(async move {
+            Discover::new(config, v)
+                .run(engine, target, config.init_timeout)
+                .await
         }),
-        EraChoice::Version(v) if is_modern(v) || !is_supported(v) => Arc::new(Discover {
-            config: config.clone(),
-            version: v.clone(),
-        }),
-        EraChoice::Version(v) => Arc::new(Initialize {
-            config: config.clone(),
-            version: v.clone(),
-            exact: true,
-        }),
+        EraChoice::Version(v) => {
+            Box::pin(async move { Initialize::new(config, v, true).run(engine).await })
+        }
     }
 }
 
 /// The `initialize` / `notifications/initialized` handshake with version
 /// negotiation.
-pub(crate) struct Initialize {
-    pub(crate) config: ClientConfig,
+pub(crate) struct Initialize<'c> {
+    config: &'c ClientConfig,
     /// The version offered.
-    pub(crate) version: String,
+    version: &'c str,
     /// Refuse any other version the server picks.
-    pub(crate) exact: bool,
+    exact: bool,
+    /// How long `initialize` may take.
+    timeout: Duration,
 }
 
-impl Initialize {
+impl<'c> Initialize<'c> {
+    fn new(config: &'c ClientConfig, version: &'c str, exact: bool) -> Self {
+        Self {
+            config,
+            version,
+            exact,
+            timeout: config.init_timeout,
+        }
+    }
+
     async fn run(&self, engine: &Engine) -> Result<Session, Error> {
         engine.set_stamp(Stamp::none());
         let params = InitializeParams {
-            protocol_version: self.version.clone(),
+            protocol_version: self.version.to_owned(),
             capabilities: self.config.capabilities(),
             client_info: self.config.client_info.clone(),
             meta: None,
         };
-        let opts = RequestOptions::new().timeout(self.config.init_timeout);
+        let opts = RequestOptions::new().timeout(self.timeout);
         // `initialize` is never cancelled, as the specification asks,
         // nor sent twice.
         let payload = engine
@@ -153,20 +162,18 @@ impl Initialize {
     }
 }
 
-impl Lifecycle for Initialize {
-    fn handshake<'a>(&'a self, engine: &'a Engine, _target: &'a Target) -> HandshakeFuture<'a> {
-        Box::pin(self.run(engine))
-    }
-}
-
 /// The stateless revision: `server/discover`, and `_meta` on every request.
-pub(crate) struct Discover {
-    pub(crate) config: ClientConfig,
+pub(crate) struct Discover<'c> {
+    config: &'c ClientConfig,
     /// The version tried first.
-    pub(crate) version: String,
+    version: &'c str,
 }
 
-impl Discover {
+impl<'c> Discover<'c> {
+    fn new(config: &'c ClientConfig, version: &'c str) -> Self {
+        Self { config, version }
+    }
+
     /// Discovers the server within `timeout`; on `-32022`, once more at a
     /// version from the server's list. A fresh cached answer (SEP-2549
     /// hints) stands for the request.
@@ -177,7 +184,7 @@ impl Discover {
         timeout: Duration,
     ) -> Result<Session, Error> {
         let mut stamp = Stamp::modern(
-            &self.version,
+            self.version,
             serde_json::to_value(self.config.capabilities()).unwrap_or_else(|_| json!({})),
             serde_json::to_value(&self.config.client_info).unwrap_or_else(|_| json!({})),
             self.config
@@ -289,33 +296,20 @@ fn supported_instead(error: &Error) -> Option<String> {
         .map(str::to_owned)
 }
 
-impl Lifecycle for Discover {
-    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a> {
-        Box::pin(self.run(engine, target, self.config.init_timeout))
-    }
-}
-
 /// The era chosen by probing (see the module docs).
-pub(crate) struct Auto {
-    pub(crate) config: ClientConfig,
+pub(crate) struct Auto<'c> {
+    config: &'c ClientConfig,
 }
 
-impl Auto {
+impl Auto<'_> {
     async fn run(&self, engine: &Engine, target: &Target) -> Result<Session, Error> {
         let file = self.config.era_cache_file.as_deref();
         let cached = target
             .key
             .as_deref()
             .and_then(|k| era_cache::lookup(k, file));
-        let legacy = Initialize {
-            config: self.config.clone(),
-            version: LATEST_VERSION.to_owned(),
-            exact: false,
-        };
-        let modern = Discover {
-            config: self.config.clone(),
-            version: MODERN_VERSION.to_owned(),
-        };
+        let legacy = Initialize::new(self.config, LATEST_VERSION, false);
+        let modern = Discover::new(self.config, MODERN_VERSION);
         if target.skip_probe || cached == Some(Era::Legacy) {
             return legacy.run(engine).await;
         }
@@ -338,13 +332,8 @@ impl Auto {
         let started = tokio::time::Instant::now();
         let init_timeout = self.config.init_timeout;
         target.probing.store(true, Ordering::Release);
-        let probe = modern
-            .run(
-                engine,
-                target,
-                self.config.probe_timeout.min(init_timeout / 2),
-            )
-            .await;
+        let probe_timeout = self.config.probe_timeout.min(init_timeout / 2);
+        let probe = modern.run(engine, target, probe_timeout).await;
         // A closed connection is the connection's to handle: `probing` stays
         // set, and a server that exited at the probe is spawned again.
         if matches!(&probe, Err(e) if e.kind() == ErrorKind::Closed) {
@@ -355,20 +344,13 @@ impl Auto {
             Ok(session) => session,
             Err(e) => {
                 tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
-                let mut config = self.config.clone();
-                config.init_timeout = init_timeout.saturating_sub(started.elapsed());
-                Initialize { config, ..legacy }.run(engine).await?
+                let timeout = init_timeout.saturating_sub(started.elapsed());
+                Initialize { timeout, ..legacy }.run(engine).await?
             }
         };
         if let Some(key) = &target.key {
             era_cache::remember(key, session.era, file);
         }
         Ok(session)
-    }
-}
-
-impl Lifecycle for Auto {
-    fn handshake<'a>(&'a self, engine: &'a Engine, target: &'a Target) -> HandshakeFuture<'a> {
-        Box::pin(self.run(engine, target))
     }
 }

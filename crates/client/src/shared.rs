@@ -3,10 +3,10 @@
 //! the notification lanes, the wanted subscriptions and the handler
 //! dispatcher.
 
-use std::sync::Arc;
-use std::sync::atomic::AtomicI64;
+use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
-use tokio::sync::watch;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
 use crate::client_cache::ClientCache;
@@ -14,7 +14,7 @@ use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::error::Error;
-use crate::lifecycle::{self, Lifecycle, Session};
+use crate::lifecycle::Session;
 use crate::lock::{Mutex, RwLock};
 use crate::notify::Hub;
 use crate::state::ConnectionState;
@@ -34,15 +34,18 @@ pub(crate) struct Shared {
     pub(crate) state: watch::Sender<ConnectionState>,
     /// Sessions started so far: bumped by every successful handshake (the
     /// first, after a reconnection, after an expired session).
-    pub(crate) sessions: watch::Sender<u64>,
+    sessions: AtomicU64,
+    /// The watch of `sessions`, made when first asked for: few callers
+    /// watch it, and a watch channel is an allocation every idle session
+    /// would hold.
+    sessions_watch: OnceLock<watch::Sender<u64>>,
     pub(crate) hub: Arc<Hub>,
     /// The resources the user subscribed to, re-established on every
     /// connection.
     pub(crate) wanted: Wanted,
     pub(crate) dispatcher: Arc<Dispatcher>,
-    pub(crate) lifecycle: Arc<dyn Lifecycle>,
-    /// Set to `true` to close the client.
-    pub(crate) closing: watch::Sender<bool>,
+    /// Set to close the client.
+    pub(crate) closing: Closing,
     /// Request ids, unique across reconnections.
     pub(crate) next_id: Arc<AtomicI64>,
     /// The connection task, until `close` waits for it.
@@ -50,7 +53,7 @@ pub(crate) struct Shared {
 }
 
 impl Shared {
-    pub(crate) fn new(config: ClientConfig, closing: watch::Sender<bool>) -> Self {
+    pub(crate) fn new(config: ClientConfig) -> Self {
         Self {
             hub: Arc::new(Hub::new(
                 config.notification_capacity,
@@ -61,15 +64,15 @@ impl Shared {
                 ),
             )),
             wanted: Wanted::default(),
-            dispatcher: Arc::new(Dispatcher::new(config.clone())),
-            lifecycle: lifecycle::for_config(&config),
+            dispatcher: Arc::new(Dispatcher::new(&config)),
             config,
             conn: RwLock::new(None),
             session: RwLock::new(None),
             era: RwLock::new(None),
             state: watch::channel(ConnectionState::Connecting { attempt: 0 }).0,
-            sessions: watch::channel(0).0,
-            closing,
+            sessions: AtomicU64::new(0),
+            sessions_watch: OnceLock::new(),
+            closing: Closing::default(),
             next_id: Arc::new(AtomicI64::new(0)),
             task: Mutex::new(None),
         }
@@ -103,10 +106,106 @@ impl Shared {
         // listed (replay safety, output schemas) no longer holds.
         self.hub.tools.invalidate();
         self.hub.cache.new_session();
-        self.sessions.send_modify(|n| *n += 1);
+        self.sessions.fetch_add(1, Ordering::AcqRel);
+        if let Some(tx) = self.sessions_watch.get() {
+            self.publish_sessions(tx);
+        }
+    }
+
+    /// A receiver of the sessions counter, its channel made now if need be.
+    pub(crate) fn watch_sessions(&self) -> watch::Receiver<u64> {
+        let tx = self
+            .sessions_watch
+            .get_or_init(|| watch::channel(self.sessions.load(Ordering::Acquire)).0);
+        // A session started while the channel was being made is counted
+        // here (the value only grows, so the later of two publishers wins).
+        self.publish_sessions(tx);
+        tx.subscribe()
+    }
+
+    fn publish_sessions(&self, tx: &watch::Sender<u64>) {
+        let n = self.sessions.load(Ordering::Acquire);
+        tx.send_if_modified(|v| {
+            let newer = *v < n;
+            if newer {
+                *v = n;
+            }
+            newer
+        });
     }
 
     pub(crate) fn era(&self) -> Option<Era> {
         *self.era.read()
+    }
+}
+
+/// The client's request to close: set once, by `close` or the last handle's
+/// drop, and waited for by the connection task. A flag and a `Notify` in
+/// the shared state, where a watch channel would be an allocation every
+/// session holds.
+#[derive(Default)]
+pub(crate) struct Closing {
+    set: AtomicBool,
+    notify: Notify,
+}
+
+impl Closing {
+    /// Asks the client to close (again: no effect).
+    pub(crate) fn set(&self) {
+        self.set.store(true, Ordering::Release);
+        self.notify.notify_waiters();
+    }
+
+    pub(crate) fn is_set(&self) -> bool {
+        self.set.load(Ordering::Acquire)
+    }
+
+    /// Returns once the client is asked to close.
+    pub(crate) async fn wait(&self) {
+        loop {
+            let notified = self.notify.notified();
+            tokio::pin!(notified);
+            // Registered before the flag is read, so a `set` in between
+            // wakes it.
+            notified.as_mut().enable();
+            if self.is_set() {
+                return;
+            }
+            notified.await;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use super::Closing;
+
+    #[tokio::test]
+    async fn a_close_asked_before_or_while_waiting_ends_every_wait() {
+        let closing = Arc::new(Closing::default());
+        let waiters: Vec<_> = (0..2)
+            .map(|_| {
+                let c = closing.clone();
+                tokio::spawn(async move { c.wait().await })
+            })
+            .collect();
+        tokio::task::yield_now().await;
+        assert!(!closing.is_set());
+        closing.set();
+        for w in waiters {
+            tokio::time::timeout(Duration::from_secs(5), w)
+                .await
+                .expect("the wait ends")
+                .unwrap();
+        }
+        // Asked already: a later wait returns at once, a second ask is harmless.
+        closing.set();
+        tokio::time::timeout(Duration::from_secs(5), closing.wait())
+            .await
+            .expect("returns at once");
+        assert!(closing.is_set());
     }
 }

@@ -3,21 +3,25 @@
 
 use std::sync::Arc;
 
-use crate::connection::{self, Ended, TransportFactory, until_true};
+use crate::connection::{self, Ended, TransportFactory};
 use crate::error::ErrorKind;
 use crate::shared::Shared;
 use crate::state::ConnectionState;
 
 /// Runs until the client closes, or a connection fails and no reconnect is
 /// allowed.
-pub(crate) async fn supervise(shared: Arc<Shared>, mut factory: TransportFactory) {
+pub(crate) async fn supervise(shared: Arc<Shared>, factory: TransportFactory) {
+    // Dropped once a session is ready if no reconnection may follow: it
+    // holds what opens the transport (a stdio server's command line and
+    // environment, an HTTP server's URL), which an idle session never uses
+    // again.
+    let mut factory = Some(factory);
     let mut attempt = 0u32;
-    let mut closing = shared.closing.subscribe();
     loop {
         shared
             .state
             .send_replace(ConnectionState::Connecting { attempt });
-        let cause = match connection::run(&shared, &mut factory, &mut closing).await {
+        let cause = match connection::run(&shared, &mut factory).await {
             Ended::Local => {
                 shared.state.send_replace(ConnectionState::Closed(None));
                 return;
@@ -32,7 +36,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut factory: TransportFactory
         let retry = shared.config.reconnect.clone().filter(|p| {
             attempt < p.max_attempts
                 && cause.kind() != ErrorKind::UnsupportedVersion
-                && !*closing.borrow()
+                && !shared.closing.is_set()
         });
         let Some(policy) = retry else {
             shared
@@ -50,7 +54,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, mut factory: TransportFactory
         });
         tokio::select! {
             () = tokio::time::sleep(delay) => {}
-            () = until_true(&mut closing) => {
+            () = shared.closing.wait() => {
                 shared.state.send_replace(ConnectionState::Closed(None));
                 return;
             }

@@ -5,7 +5,12 @@ mod common;
 use std::time::Duration;
 
 use common::{LONG, factory, within};
-use mcpwire_client::{Client, ClientConfig, ConnectionState, ErrorKind, Keepalive, Reconnect};
+use mcpwire_client::types::{ListRootsResult, Root};
+use mcpwire_client::{
+    Client, ClientConfig, ConnectionState, ErrorKind, HandlerError, Keepalive, Reconnect,
+    RequestContext,
+};
+use mcpwire_codec::jsonrpc::Id;
 use mcpwire_test_support::{FakeServer, MemoryPeer};
 use mcpwire_transport::TransportError;
 use serde_json::{Value, json};
@@ -233,4 +238,78 @@ async fn each_new_session_is_counted_and_forgets_the_listed_tools() {
     let list = server.expect_request("tools/list").await;
     server.respond(&list.id, tools).await;
     assert_eq!(within(call).await.unwrap().unwrap().text(), "ok");
+}
+
+#[tokio::test]
+async fn without_a_policy_the_factory_is_let_go_once_the_session_is_ready() {
+    let (f, mut peers) = factory();
+    let connect = tokio::spawn(Client::connect_with(f, ClientConfig::new()));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    // The factory held the channel's sender: dropped, the channel ends
+    // while the client is still up and answering.
+    assert!(
+        within(peers.recv()).await.is_none(),
+        "the factory is dropped"
+    );
+    let c = client.clone();
+    let ping = tokio::spawn(async move { c.ping().await });
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+    assert!(client.state().is_ready());
+}
+
+#[tokio::test]
+async fn with_a_policy_the_factory_is_kept_and_server_requests_are_answered_after_a_reconnect() {
+    let (f, mut peers) = factory();
+    let config = ClientConfig::new()
+        .reconnect(quick_reconnect())
+        .max_concurrent_handlers(1)
+        .roots(|_cx: RequestContext| async {
+            Ok::<_, HandlerError>(ListRootsResult::new(vec![Root::new("file:///work", None)]))
+        });
+    let connect = tokio::spawn(Client::connect_with(f, config));
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    let mut states = client.watch_state();
+
+    // The handler's slots are made by the first server request.
+    server.request(1, "roots/list", json!({})).await;
+    let r = server.expect_response(&Id::Number(1)).await;
+    assert_eq!(
+        r.outcome.unwrap().deserialize::<Value>().unwrap()["roots"][0]["uri"],
+        "file:///work"
+    );
+
+    server.crash(1, &[]).await;
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    within(states.wait_for(ConnectionState::is_ready))
+        .await
+        .unwrap();
+    // The same slots serve the new connection (the bound is 1: the first
+    // request's slot was given back).
+    server.request(2, "roots/list", json!({})).await;
+    let r = server.expect_response(&Id::Number(2)).await;
+    assert_eq!(
+        r.outcome.unwrap().deserialize::<Value>().unwrap()["roots"][0]["uri"],
+        "file:///work"
+    );
+}
+
+#[tokio::test]
+async fn the_sessions_counter_watched_before_the_first_session_sees_it_start() {
+    let (f, mut peers) = factory();
+    let client = Client::start(f, ClientConfig::new());
+    let mut sessions = client.sessions();
+    assert_eq!(*sessions.borrow_and_update(), 0);
+    let mut server = next_server(&mut peers).await;
+    server.handshake().await;
+    within(sessions.changed()).await.unwrap();
+    assert_eq!(*sessions.borrow_and_update(), 1);
+    // A receiver made later starts at the current count.
+    assert_eq!(*client.sessions().borrow(), 1);
 }

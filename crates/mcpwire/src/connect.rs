@@ -27,10 +27,17 @@ pub fn connect(
 ) -> impl Future<Output = Result<Client, Error>> + Send {
     let args = Box::new((server.into(), config));
     async move {
-        let (server, config) = *args;
+        // Out of the box by value: the box is freed here, not when the
+        // handshake is over (a `*args` move would keep it until then).
+        let (server, config) = unbox(args);
         let factory = server.factory()?;
         Client::connect_with(factory, config).await
     }
+}
+
+/// The arguments out of their box, the box freed now.
+fn unbox(args: Box<(Server, ClientConfig)>) -> (Server, ClientConfig) {
+    *args
 }
 
 /// Connects to the MCP server at `url` over HTTP (Streamable HTTP, or legacy
