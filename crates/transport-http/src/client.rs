@@ -3,6 +3,7 @@
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::time::{Duration, Instant};
 
 use bytes::Bytes;
 use http::header::USER_AGENT;
@@ -26,7 +27,8 @@ use crate::proxy::ProxyRules;
 /// Cheap to clone: clones share one connection pool, so every transport made
 /// from the same client reuses keep-alive connections and skips the TCP and
 /// TLS setup. It also remembers, per URL, which transport the automatic
-/// fallback settled on, and keeps one authorization per URL (see
+/// fallback settled on and which URLs refused a `GET` stream with 405, and
+/// keeps one authorization per URL (see
 /// [`HttpConfig::auth`]). It is the [`HttpFetch`](mcpwire_auth::HttpFetch)
 /// of its authorizers: their metadata, registration and token requests go
 /// through the same pool, TLS roots and proxies.
@@ -43,8 +45,15 @@ struct Inner {
     proxy: Option<Arc<ProxyRules>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
+    /// URLs whose `GET` was answered 405, and when.
+    no_stream: Mutex<HashMap<String, Instant>>,
     authorizers: Mutex<HashMap<String, Option<Arc<dyn Authorizer>>>>,
 }
+
+/// How long a 405 to `GET` is remembered for a URL. A server's endpoint
+/// rarely gains a stream, but one redeployed with it is tried again after
+/// this long.
+pub(crate) const NO_STREAM_MEMORY: Duration = Duration::from_secs(600);
 
 /// A handle on a client that does not keep it alive: what its authorizers
 /// hold, since the client holds them.
@@ -95,6 +104,7 @@ impl HttpClient {
                 proxy,
                 config,
                 fallback: Mutex::new(HashMap::new()),
+                no_stream: Mutex::new(HashMap::new()),
                 authorizers: Mutex::new(HashMap::new()),
             }),
         })
@@ -120,6 +130,7 @@ impl HttpClient {
                 proxy: self.inner.proxy.clone(),
                 config,
                 fallback: Mutex::new(HashMap::new()),
+                no_stream: Mutex::new(HashMap::new()),
                 authorizers: Mutex::new(HashMap::new()),
             }),
         }
@@ -182,6 +193,26 @@ impl HttpClient {
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .insert(url.to_owned(), mode);
+    }
+
+    /// Whether `url` answered a `GET` with 405 (the server offers no stream
+    /// there) within [`NO_STREAM_MEMORY`]: a new session skips the `GET`.
+    pub(crate) fn offers_no_stream(&self, url: &str) -> bool {
+        self.inner
+            .no_stream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(url)
+            .is_some_and(|at| at.elapsed() < NO_STREAM_MEMORY)
+    }
+
+    /// Remembers that `url` answered a `GET` with 405.
+    pub(crate) fn remember_no_stream(&self, url: &str) {
+        self.inner
+            .no_stream
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(url.to_owned(), Instant::now());
     }
 
     /// A request with the configured headers and user agent: the base every

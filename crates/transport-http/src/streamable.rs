@@ -201,11 +201,14 @@ impl Streamable {
         }
     }
 
-    /// Opens the GET stream for server-initiated messages, unless one runs
-    /// or listening is off. The receiver completes when the first `GET` has
+    /// Opens the GET stream for server-initiated messages, unless one runs,
+    /// listening is off, or this URL answered a `GET` with 405 lately (see
+    /// `HttpClient::offers_no_stream`). The receiver completes when the first `GET` has
     /// its answer (of any status) or failed.
     fn start_listener(&mut self) -> Option<oneshot::Receiver<()>> {
-        if !self.ctx.client.config().listen {
+        if !self.ctx.client.config().listen
+            || self.ctx.client.offers_no_stream(&self.ctx.shared.url)
+        {
             return None;
         }
         if self.listener.as_ref().is_some_and(|h| !h.is_finished()) {

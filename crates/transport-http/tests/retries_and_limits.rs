@@ -384,11 +384,12 @@ async fn listening_server(gets: &'static [u16]) -> Server {
 }
 
 /// Each `initialized` (a new session after the old one expired sends one
-/// too) opens the GET stream unless one is open: a stream that ended (405)
-/// is opened again, one that runs is not doubled.
+/// too) opens the GET stream unless one is open: a stream that ended (406)
+/// is opened again, one that runs is not doubled. (A 405 is remembered
+/// instead: see `a_405_to_get_is_remembered_by_the_client_for_its_later_sessions`.)
 #[tokio::test]
 async fn each_initialized_opens_the_get_stream_unless_one_runs() {
-    let server = listening_server(&[405]).await;
+    let server = listening_server(&[406]).await;
     let mut t = HttpTransport::streamable(&client(), &server.url("/mcp")).unwrap();
     let tx = t.sender();
     let gets = |server: &Server| server.seen().iter().filter(|s| s.method == "GET").count();

@@ -704,3 +704,44 @@ fn chain_text(e: &(dyn std::error::Error + 'static)) -> String {
     }
     parts.join(": ")
 }
+
+/// Opens a session on `client` (initialize, initialized, one request) and
+/// closes it.
+async fn one_session(client: &HttpClient, url: &str) {
+    let mut t = HttpTransport::streamable(client, url).unwrap();
+    let tx = t.sender();
+    tx.send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    tx.send(frame(INITIALIZED)).await.unwrap();
+    tx.send(frame(LIST)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["id"], 1);
+    t.close().await;
+}
+
+#[tokio::test]
+async fn a_405_to_get_is_remembered_by_the_client_for_its_later_sessions() {
+    for status in [405u16, 404] {
+        let server = Server::start(move |seen| async move {
+            match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+                ("GET", _) => Reply::new(status),
+                (_, Some("initialize")) => Reply::json(&init_result(0)),
+                (_, Some("tools/list")) => Reply::json(&result(1, "{}")),
+                _ => Reply::new(202),
+            }
+        })
+        .await;
+        let url = server.url("/mcp");
+        let gets = || server.seen().iter().filter(|r| r.method == "GET").count();
+        let shared = client();
+        one_session(&shared, &url).await;
+        assert_eq!(gets(), 1, "the first session tries the GET stream");
+        one_session(&shared, &url).await;
+        one_session(&shared, &url).await;
+        // Only 405 says "no stream at this endpoint"; a 404 is tried again.
+        let expected = if status == 405 { 1 } else { 3 };
+        assert_eq!(gets(), expected, "after a {status}");
+        // Another client has not seen the 405: it tries once.
+        one_session(&client(), &url).await;
+        assert_eq!(gets(), expected + 1, "a new client, after a {status}");
+    }
+}

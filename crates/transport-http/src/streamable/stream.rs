@@ -168,6 +168,11 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                     }
                 } else if matches!(status.as_u16(), 404..=406) {
                     tracing::debug!(%status, "server offers no GET stream");
+                    // 405 is the specification's "no stream at this
+                    // endpoint": later sessions of this client skip the GET.
+                    if status == http::StatusCode::METHOD_NOT_ALLOWED {
+                        ctx.client.remember_no_stream(&ctx.shared.url);
+                    }
                     return;
                 } else if is_busy(status) {
                     floor = retry_after(resp.headers());
