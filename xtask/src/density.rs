@@ -133,8 +133,9 @@ fn table(results: &[(usize, &str, Value)], quick: bool) -> String {
     let mut t = String::from(
         "| row | sessions | RSS/session mcpwire | RSS/session rmcp | mcpwire / rmcp \
          | fds, tasks/session mcpwire | fds, tasks/session rmcp \
-         | TCP connections/session mcpwire | rmcp | time to open all mcpwire | rmcp |\n\
-         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
+         | TCP connections/session mcpwire | rmcp | time to open all mcpwire | rmcp \
+         | time mcpwire / rmcp |\n\
+         | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |\n",
     );
     for (i, row) in ROWS.iter().enumerate() {
         let runs = |client: &str| -> Vec<Value> {
@@ -164,6 +165,10 @@ fn table(results: &[(usize, &str, Value)], quick: bool) -> String {
             |v: &[Value]| med(v, "connects_per_session").map_or("-".into(), |c| format!("{c:.2}"));
         let secs =
             |v: &[Value]| med(v, "secs").map_or("-".into(), |s| format!("{:.0} ms", s * 1e3));
+        let time_ratio = match (med(&m, "secs"), med(&r, "secs")) {
+            (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+            _ => "-".into(),
+        };
         let n = if quick {
             row.sessions / 10
         } else {
@@ -171,7 +176,7 @@ fn table(results: &[(usize, &str, Value)], quick: bool) -> String {
         };
         let _ = writeln!(
             t,
-            "| {} (`{}`) | {n} | {} | {} | {ratio} | {} | {} | {} | {} | {} | {} |",
+            "| {} (`{}`) | {n} | {} | {} | {ratio} | {} | {} | {} | {} | {} | {} | {time_ratio} |",
             row.what,
             row.shape,
             rss(&m),
@@ -217,6 +222,7 @@ mod tests {
         assert_eq!(cells[5], "0.50x", "{line}");
         assert_eq!(cells[8], "0.00", "{line}");
         assert_eq!(cells[9], "3.00", "{line}");
+        assert_eq!(cells[12], "1.00x", "{line}");
         // Rows without runs show dashes, not figures.
         let stdio = table.lines().find(|l| l.contains("`idle-stdio`")).unwrap();
         assert!(stdio.contains("| - | - | - |"), "{stdio}");
