@@ -7,6 +7,7 @@ use std::sync::Arc;
 use mcpwire_transport::Transport;
 use tokio::sync::watch;
 
+use crate::boxed::unbox;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::connection::TransportFactory;
@@ -38,11 +39,6 @@ impl std::fmt::Debug for Client {
             .field("era", &self.shared.era())
             .finish_non_exhaustive()
     }
-}
-
-/// The configuration out of its box, the box freed now.
-fn unbox(config: Box<ClientConfig>) -> ClientConfig {
-    *config
 }
 
 /// Dropped with the last `Client` clone: closes the connection.

@@ -13,6 +13,7 @@ use std::sync::atomic::Ordering;
 use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::{CloseReason, Transport};
 
+use crate::boxed::unbox;
 use crate::config::Keepalive;
 use crate::conn::Conn;
 use crate::driver::{self, DriverExit};
@@ -250,12 +251,6 @@ async fn serve<D: Future<Output = DriverExit>>(
     } else {
         Ended::Failed { error, ready: true }
     }
-}
-
-/// The session out of its box, the box freed now rather than when `serve`
-/// ends.
-fn unbox(session: Box<Session>) -> Session {
-    *session
 }
 
 /// Fails every request still waiting and stops every server-request handler.

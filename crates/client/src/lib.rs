@@ -73,6 +73,7 @@
 // Lowest layer first; each module imports only from modules above it in
 // this list (`cargo xtask tidy` checks it).
 mod api;
+mod boxed;
 mod cache;
 mod call;
 mod client;
