@@ -4,9 +4,9 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcpwire::Client;
-use mcpwire::client::CancellationToken;
 use mcpwire::client::types::{CompletionReference, LoggingLevel};
+use mcpwire::client::{CancellationToken, LevelApplied};
+use mcpwire::{Client, Era};
 use serde_json::{Map, Value, json};
 
 use crate::args::Command;
@@ -208,7 +208,12 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
                 .await
                 .map_err(|e| Failure::client("ping failed", e))?;
             let ms = started.elapsed().as_secs_f64() * 1000.0;
-            Ok(Shown::one(json!({}), format!("pong in {ms:.1} ms\n")))
+            // The JSON stays the result MCP defines for `ping`.
+            let how = match c.era() {
+                Some(Era::Modern) => " (server/discover: the stateless revision has no ping)",
+                _ => "",
+            };
+            Ok(Shown::one(json!({}), format!("pong in {ms:.1} ms{how}\n")))
         }
         Command::LogLevel { level } => {
             let parsed: LoggingLevel = serde_json::from_value(Value::String(level.to_lowercase()))
@@ -217,15 +222,25 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
                         "unknown log level {level:?} (debug, info, notice, warning, error, critical, alert, emergency)"
                     ))
                 })?;
-            c.set_logging_level(parsed)
+            let applied = c
+                .set_logging_level(parsed)
                 .cancel_token(r.cancel.clone())
                 .timeout(r.timeout)
                 .await
                 .map_err(|e| Failure::client("setting the log level failed", e))?;
-            Ok(Shown::one(
-                json!({}),
-                format!("log level set to {}\n", level.to_lowercase()),
-            ))
+            let level = level.to_lowercase();
+            // The JSON stays the result MCP defines for `logging/setLevel`;
+            // the text says what happened.
+            let text = match applied {
+                LevelApplied::Stamped => format!(
+                    "this server speaks the stateless revision ({}), which has no logging/setLevel: \
+                         each later request of this session asks for {level} messages instead \
+                         (`mcpwire shell` keeps one session for many commands)\n",
+                    c.protocol_version().unwrap_or_default()
+                ),
+                _ => format!("log level set to {level}\n"),
+            };
+            Ok(Shown::one(json!({}), text))
         }
         Command::Shell | Command::Servers | Command::Login { .. } | Command::Logout { .. } => {
             Err(Failure::usage("this command does not run here"))

@@ -249,20 +249,8 @@ fn remote_server(
     url: &str,
     entry_mode: Option<ConfigMode>,
 ) -> Result<Server, Failure> {
+    // With -v the wire log shows these with every request they go with.
     let headers = headers(global, target)?;
-    if global.verbose {
-        // The HTTP headers are not JSON-RPC messages, but they are what a
-        // person debugging a refusal wants to see: names always, values
-        // only when they cannot be credentials.
-        for (name, value) in &headers {
-            let shown = if wire_log::is_secret_name(name.as_str()) {
-                wire_log::REDACTED
-            } else {
-                value.to_str().unwrap_or("(not text)")
-            };
-            eprintln!("-- header {name}: {shown}");
-        }
-    }
     let connect_timeout = seconds(global.connect_timeout, "--connect-timeout")?;
     let is_ws = matches!(global.transport, TransportChoice::Ws)
         || url.starts_with("ws://")
@@ -354,16 +342,14 @@ pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
 /// Connects to `target` and hand-shakes, logging every message with `-v`.
 pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, Failure> {
     let server = server(global, target)?;
-    let config = client_config(global)?;
+    let mut config = client_config(global)?;
+    if global.verbose {
+        config = config.tap(std::sync::Arc::new(wire_log::WireLog));
+    }
     let connecting = format!("cannot connect to {}", target.describe());
     let factory = server
         .factory()
         .map_err(|e| Failure::client(&connecting, e))?;
-    let factory = if global.verbose {
-        wire_log::logged(factory)
-    } else {
-        factory
-    };
     let limit = seconds(global.connect_timeout, "--connect-timeout")?;
     match tokio::time::timeout(limit, Client::connect_with(factory, config)).await {
         Ok(Ok(client)) => Ok(client),

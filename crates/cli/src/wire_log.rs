@@ -1,17 +1,16 @@
-//! `-v`: every JSON-RPC message written to stderr as it goes out (`-->`)
-//! and comes in (`<--`), with secrets redacted.
+//! `-v`: every JSON-RPC message written to stderr as it goes out (`-->`,
+//! with the HTTP header fields it went with) and comes in (`<--`), with
+//! secrets redacted.
 //!
-//! The client has no message hook of its own, so the transport is wrapped:
-//! [`logged`] wraps a [`TransportFactory`], and each transport it opens
-//! logs inbound frames as they are polled and outbound frames through a
-//! queue of its own in front of the real sender (one extra hop, only with
-//! `-v`).
+//! It is the client's message tap ([`ClientConfig::tap`]): it sees each
+//! frame where the transport sends it and changes nothing of it, so a
+//! session with `-v` sends the same bytes and headers as one without.
+//!
+//! [`ClientConfig::tap`]: mcpwire::ClientConfig::tap
 
 use std::io::Write;
-use std::task::{Context, Poll};
 
-use mcpwire::client::TransportFactory;
-use mcpwire::transport::{Active, FrameSender, Transport, TransportEvent, TransportInfo};
+use mcpwire::transport::{Direction, Tap, Tapped};
 use serde_json::Value;
 
 /// The text shown instead of a secret.
@@ -41,10 +40,12 @@ pub(crate) fn is_secret_name(name: &str) -> bool {
         .filter(|c| *c != '-' && *c != '_')
         .flat_map(char::to_lowercase)
         .collect();
-    SECRET_KEYS.contains(&folded.as_str())
-        || ["token", "secret", "apikey", "password"]
-            .iter()
-            .any(|end| folded.ends_with(end))
+    // A progress token only matches a request to its notifications.
+    folded != "progresstoken"
+        && (SECRET_KEYS.contains(&folded.as_str())
+            || ["token", "secret", "apikey", "password"]
+                .iter()
+                .any(|end| folded.ends_with(end)))
 }
 
 /// `value` with every secret member's value replaced, and any string
@@ -90,72 +91,42 @@ fn write_line(text: &str) {
     let _ = writeln!(std::io::stderr().lock(), "{text}");
 }
 
-/// A factory whose transports log every message to stderr.
-pub(crate) fn logged(mut inner: TransportFactory) -> TransportFactory {
-    Box::new(move || {
-        let opening = inner();
-        Box::pin(async move {
-            let transport = opening.await?;
-            let info = transport.info();
-            write_line(&format!("-- connected: {} {}", info.kind, info.peer));
-            Ok(Box::new(LoggedTransport::new(transport)) as Box<dyn Transport>)
-        })
-    })
-}
+/// The `-v` tap: one line per frame, and one for the header fields a
+/// frame was sent with, if any.
+#[derive(Debug)]
+pub(crate) struct WireLog;
 
-/// A transport that logs what passes through it.
-struct LoggedTransport {
-    inner: Box<dyn Transport>,
-    sender: FrameSender,
-}
-
-impl LoggedTransport {
-    fn new(inner: Box<dyn Transport>) -> Self {
-        let real = inner.sender();
-        let (sender, mut queue) = FrameSender::channel(64);
-        tokio::spawn(async move {
-            while let Some(frame) = queue.recv().await {
-                write_line(&line("-->", &frame));
-                if real.send(frame).await.is_err() {
-                    break;
-                }
-            }
-        });
-        Self { inner, sender }
-    }
-}
-
-impl Transport for LoggedTransport {
-    fn sender(&self) -> FrameSender {
-        self.sender.clone()
-    }
-
-    fn set_active(&mut self, active: Active) {
-        self.inner.set_active(active);
-    }
-
-    fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<TransportEvent>> {
-        let event = self.inner.poll_event(cx);
-        if let Poll::Ready(Some(ref e)) = event {
-            match e {
-                TransportEvent::Frame(frame) => write_line(&line("<--", frame)),
-                TransportEvent::Closed(reason) => write_line(&format!("-- closed: {reason}")),
-                TransportEvent::Undelivered { error, .. } => {
-                    write_line(&format!("-- undelivered: {error}"));
-                }
-                _ => {}
-            }
+impl Tap for WireLog {
+    fn frame(&self, tapped: &Tapped<'_>) {
+        let arrow = match tapped.direction {
+            Direction::Sent => "-->",
+            _ => "<--",
+        };
+        let mut text = line(arrow, tapped.frame);
+        if !tapped.headers.is_empty() {
+            text.push_str("\n    ");
+            text.push_str(&headers_line(tapped.headers));
         }
-        event
+        write_line(&text);
     }
+}
 
-    fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
-        self.inner.poll_close(cx)
-    }
-
-    fn info(&self) -> TransportInfo {
-        self.inner.info()
-    }
+/// `name: value; name: value`, any value that may be a credential
+/// redacted (the transport already redacts the standard ones; the user's
+/// own headers are judged by name here too).
+fn headers_line(headers: &[(&str, &str)]) -> String {
+    headers
+        .iter()
+        .map(|(name, value)| {
+            let shown = if is_secret_name(name) {
+                REDACTED
+            } else {
+                value
+            };
+            format!("{name}: {shown}")
+        })
+        .collect::<Vec<_>>()
+        .join("; ")
 }
 
 /// Keeps a frame's bytes for a log line (for callers holding `Bytes`).
@@ -182,6 +153,19 @@ mod tests {
     }
 
     #[test]
+    fn headers_are_shown_with_their_values_but_credentials_redacted() {
+        let shown = headers_line(&[
+            ("mcp-protocol-version", "2026-07-28"),
+            ("mcp-method", "server/discover"),
+            ("x-api-key", "k-123"),
+        ]);
+        assert_eq!(
+            shown,
+            "mcp-protocol-version: 2026-07-28; mcp-method: server/discover; x-api-key: [redacted]"
+        );
+    }
+
+    #[test]
     fn secret_names_are_recognized() {
         for name in [
             "Authorization",
@@ -192,7 +176,12 @@ mod tests {
         ] {
             assert!(is_secret_name(name), "{name}");
         }
-        for name in ["message", "tokens_used_count", "authorize_url"] {
+        for name in [
+            "message",
+            "tokens_used_count",
+            "authorize_url",
+            "progressToken",
+        ] {
             assert!(!is_secret_name(name), "{name}");
         }
     }

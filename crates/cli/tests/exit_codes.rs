@@ -104,7 +104,7 @@ fn authorization_required_exits_3() {
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     assert!(!stderr(&out).contains("tok-123"), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("-- header authorization: [redacted]"),
+        stderr(&out).contains("authorization: [redacted]"),
         "{}",
         stderr(&out)
     );

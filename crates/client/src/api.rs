@@ -22,7 +22,10 @@ use crate::types::{
 };
 
 impl Client {
-    /// `ping`.
+    /// Checks that the server is alive: `ping`, or in the stateless era
+    /// (2026-07-28), which has no `ping`, `server/discover` (the one request
+    /// every server of that era answers; it has no effect and its answer is
+    /// not kept). Either way the call succeeds if the server answered.
     pub fn ping(&self) -> Call<'_, Ping> {
         Call::new(self, Ping(()))
     }
@@ -209,10 +212,13 @@ impl Client {
         )
     }
 
-    /// `logging/setLevel`; in the stateless era (which has no such
-    /// request), every later request of this connection asks for `level` in
-    /// its `_meta` instead. A new connection starts again from
-    /// [`ClientConfig::log_level`](crate::ClientConfig::log_level).
+    /// Asks the server for log messages at `level` and above, and says how
+    /// ([`LevelApplied`](crate::LevelApplied)): `logging/setLevel` in the
+    /// `initialize` era (`Sent`); in the stateless era, which has no such
+    /// request, nothing is sent and every later request of this connection
+    /// asks for `level` in its `_meta` instead (`Stamped`), so the server's
+    /// messages come with those requests' answers. A new connection starts
+    /// again from [`ClientConfig::log_level`](crate::ClientConfig::log_level).
     pub fn set_logging_level(&self, level: LoggingLevel) -> Call<'_, SetLoggingLevel> {
         Call::new(self, SetLoggingLevel { level })
     }

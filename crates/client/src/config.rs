@@ -8,6 +8,7 @@ use crate::cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, Res
 use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
 use crate::version::EraChoice;
+use mcpwire_transport::Tap;
 
 /// The tasks extension's identifier (`io.modelcontextprotocol/tasks`).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
@@ -41,6 +42,7 @@ pub struct ClientConfig {
     pub(crate) response_cache: Option<ResponseCache>,
     pub(crate) response_cache_size: (usize, usize),
     pub(crate) credential_id: Option<CredentialId>,
+    pub(crate) tap: Option<Arc<dyn Tap>>,
 }
 
 /// What happens to the fields an accepted elicitation form left out that
@@ -78,6 +80,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("probe_timeout", &self.probe_timeout)
             .field("response_cache_size", &self.response_cache_size)
             .field("credential_id", &self.credential_id)
+            .field("tap", &self.tap.is_some())
             .finish_non_exhaustive()
     }
 }
@@ -104,6 +107,7 @@ impl ClientConfig {
             era: EraChoice::Auto,
             probe_timeout: Duration::from_secs(3),
             era_cache_file: None,
+            tap: None,
             max_input_rounds: 8,
             log_level: None,
             tasks: false,
@@ -176,6 +180,16 @@ impl ClientConfig {
     /// those carry secrets.
     pub fn era_cache_file(mut self, path: impl Into<PathBuf>) -> Self {
         self.era_cache_file = Some(path.into());
+        self
+    }
+
+    /// Shows `tap` every message of every connection, sent and received,
+    /// with the header fields its transport sends it with (HTTP: the MCP
+    /// headers, the session's, credentials redacted). It only observes: the
+    /// bytes and headers on the wire are the same with and without it (see
+    /// [`mcpwire_transport::Tap`]). Default: none.
+    pub fn tap(mut self, tap: Arc<dyn Tap>) -> Self {
+        self.tap = Some(tap);
         self
     }
 

@@ -101,6 +101,12 @@ async fn attempt(
             });
         }
     };
+    // Before the engine takes the transport's sender, so every frame of
+    // the connection is shown.
+    let transport = match &shared.config.tap {
+        Some(tap) => mcpwire_transport::tap_transport(transport, tap.clone()),
+        None => transport,
+    };
     let key = era_cache::key(&transport.info());
     // No connection is ready now: nothing reads the cache's server under way.
     shared.hub.cache.set_server(key.as_deref());
@@ -214,7 +220,7 @@ async fn serve<D: Future<Output = DriverExit>>(
         .config
         .keepalive
         .clone()
-        .map(|k| tokio::spawn(keepalive(conn.clone(), k)));
+        .map(|k| tokio::spawn(keepalive(conn.clone(), k, era)));
     let mut user_closing = false;
     // Made once: the loop polls it on every wake-up.
     let close_asked = shared.closing.wait();
@@ -267,15 +273,16 @@ fn closed_error(conn: &Conn, exit: DriverExit) -> Error {
     Error::closed(exit.local, exit.reason, tail)
 }
 
-/// Pings every interval; closes the connection after too many failures.
-async fn keepalive(conn: Arc<Conn>, k: Keepalive) {
+/// Checks the server is alive every interval (`ping`, or the stateless
+/// era's `server/discover`); closes the connection after too many failures.
+async fn keepalive(conn: Arc<Conn>, k: Keepalive, era: Era) {
     let engine = &conn.engine;
     let opts = RequestOptions::new().timeout(k.timeout);
     let mut failures = 0u32;
     loop {
         tokio::time::sleep(k.interval).await;
         let ping = engine.call::<()>(
-            Cow::Borrowed("ping"),
+            Cow::Borrowed(era.liveness_method()),
             None,
             &opts,
             Replay::Allow,

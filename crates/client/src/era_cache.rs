@@ -43,22 +43,42 @@ pub(crate) fn lookup(key: &str, file: Option<&Path>) -> Option<Era> {
 /// file that cannot be written is logged and otherwise ignored).
 pub(crate) fn remember(key: &str, era: Era, file: Option<&Path>) {
     table().lock().insert(key.to_owned(), era);
-    let Some(file) = file else { return };
-    let mut all = read_file(file);
-    all.insert(key.to_owned(), era);
+    if let Some(file) = file {
+        let mut all = read_file(file);
+        all.insert(key.to_owned(), era);
+        write_file(file, all);
+    }
+}
+
+/// Forgets `key` (the cached era turned out wrong), in this process and in
+/// `file`, so no later process starts from the stale entry either.
+pub(crate) fn forget(key: &str, file: Option<&Path>) {
+    table().lock().remove(key);
+    if let Some(file) = file {
+        let mut all = read_file(file);
+        if all.remove(key).is_some() {
+            write_file(file, all);
+        }
+    }
+}
+
+/// Replaces `file` with `all`: written beside it and renamed over it, so a
+/// process reading it at the same time sees the old table or the new one,
+/// never half of one.
+fn write_file(file: &Path, all: HashMap<String, Era>) {
     let map: serde_json::Map<String, serde_json::Value> = all
         .into_iter()
         .map(|(k, e)| (k, serde_json::Value::from(e.as_str())))
         .collect();
     let text = serde_json::Value::Object(map).to_string();
-    if let Err(e) = std::fs::write(file, text) {
+    let mut partial = file.as_os_str().to_owned();
+    partial.push(format!(".{}.tmp", std::process::id()));
+    let partial = std::path::PathBuf::from(partial);
+    let written = std::fs::write(&partial, text).and_then(|()| std::fs::rename(&partial, file));
+    if let Err(e) = written {
+        let _ = std::fs::remove_file(&partial);
         tracing::warn!(file = %file.display(), error = %e, "could not persist the era cache");
     }
-}
-
-/// Forgets `key` (the cached era turned out wrong).
-pub(crate) fn forget(key: &str) {
-    table().lock().remove(key);
 }
 
 fn read_file(file: &Path) -> HashMap<String, Era> {
@@ -101,15 +121,26 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         let file = dir.join("eras.json");
         remember("stdio persisted-test", Era::Modern, Some(&file));
-        forget("stdio persisted-test");
+        remember("stdio persisted-other", Era::Legacy, Some(&file));
+        // Forgotten in memory only: the file still knows it.
+        table().lock().remove("stdio persisted-test");
         assert_eq!(lookup("stdio persisted-test", None), None);
         assert_eq!(
             lookup("stdio persisted-test", Some(&file)),
             Some(Era::Modern)
         );
-        std::fs::write(&file, "not json").unwrap();
-        forget("stdio persisted-test");
+        // Forgotten for good: in memory and in the file, the other entry
+        // kept.
+        forget("stdio persisted-test", Some(&file));
         assert_eq!(lookup("stdio persisted-test", Some(&file)), None);
+        table().lock().remove("stdio persisted-other");
+        assert_eq!(
+            lookup("stdio persisted-other", Some(&file)),
+            Some(Era::Legacy)
+        );
+        std::fs::write(&file, "not json").unwrap();
+        table().lock().remove("stdio persisted-other");
+        assert_eq!(lookup("stdio persisted-other", Some(&file)), None);
         let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -120,7 +120,7 @@ pub use handler::{
     BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
 };
 pub use notify::{ListKind, ServerNotification};
-pub use ops::ResourceSubscription;
+pub use ops::{LevelApplied, ResourceSubscription};
 pub use options::{CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext};
 pub use state::ConnectionState;
 pub use tokio_util::sync::CancellationToken;

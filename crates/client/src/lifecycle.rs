@@ -26,6 +26,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
+use mcpwire_transport::TransportError;
 use serde_json::{Value, json};
 
 use crate::client_cache::Lifetime;
@@ -310,22 +311,13 @@ impl Auto<'_> {
             .and_then(|k| era_cache::lookup(k, file));
         let legacy = Initialize::new(self.config, LATEST_VERSION, false);
         let modern = Discover::new(self.config, MODERN_VERSION);
-        if target.skip_probe || cached == Some(Era::Legacy) {
+        if target.skip_probe {
             return legacy.run(engine).await;
         }
-        if cached == Some(Era::Modern) {
-            match modern.run(engine, target, self.config.init_timeout).await {
-                Err(e) if e.kind() != ErrorKind::Closed => {
-                    // The cached era was wrong (the server changed): probe
-                    // again next time, initialize now.
-                    tracing::debug!(error = %e, "the cached stateless era failed: falling back to initialize");
-                    if let Some(key) = &target.key {
-                        era_cache::forget(key);
-                    }
-                    return legacy.run(engine).await;
-                }
-                outcome => return outcome,
-            }
+        match cached {
+            Some(Era::Legacy) => return self.cached_legacy(engine, target, legacy, modern).await,
+            Some(Era::Modern) => return self.cached_modern(engine, target, legacy, modern).await,
+            None => {}
         }
         // `init_timeout` bounds the whole handshake: the probe takes at
         // most half of it, `initialize` after it what is left.
@@ -342,15 +334,135 @@ impl Auto<'_> {
         target.probing.store(false, Ordering::Release);
         let session = match probe {
             Ok(session) => session,
-            Err(e) => {
-                tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
-                let timeout = init_timeout.saturating_sub(started.elapsed());
-                Initialize { timeout, ..legacy }.run(engine).await?
-            }
+            Err(e) => match next_step(&e) {
+                Step::GiveUp => return Err(e),
+                Step::Initialize => {
+                    tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
+                    let timeout = init_timeout.saturating_sub(started.elapsed());
+                    Initialize { timeout, ..legacy }.run(engine).await?
+                }
+            },
         };
         if let Some(key) = &target.key {
             era_cache::remember(key, session.era, file);
         }
         Ok(session)
     }
+
+    /// The cache says the server is stateless. If it no longer is (it
+    /// refuses `server/discover`, or, over stdio, exits at it), the entry
+    /// is dropped and the server initialized now.
+    async fn cached_modern(
+        &self,
+        engine: &Engine,
+        target: &Target,
+        legacy: Initialize<'_>,
+        modern: Discover<'_>,
+    ) -> Result<Session, Error> {
+        // A server that exits here is spawned again and initialized
+        // directly, as at the probe (see `crate::connection`), which also
+        // corrects the cache.
+        // As at the probe, half of `init_timeout` at most, so that the
+        // fallback has the rest.
+        let started = tokio::time::Instant::now();
+        let init_timeout = self.config.init_timeout;
+        target.probing.store(true, Ordering::Release);
+        let outcome = modern.run(engine, target, init_timeout / 2).await;
+        if matches!(&outcome, Err(e) if e.kind() == ErrorKind::Closed) {
+            return outcome;
+        }
+        target.probing.store(false, Ordering::Release);
+        match outcome {
+            Err(e) if next_step(&e) == Step::Initialize => {
+                tracing::info!(error = %e, "the server no longer answers as the cached stateless era: falling back to initialize");
+                self.forget(target);
+                let timeout = init_timeout.saturating_sub(started.elapsed());
+                let session = Initialize { timeout, ..legacy }.run(engine).await?;
+                self.remember(target, &session);
+                Ok(session)
+            }
+            outcome => outcome,
+        }
+    }
+
+    /// The cache says the server initializes. If `initialize` is refused
+    /// as an unknown request (the server moved to the stateless era), the
+    /// entry is dropped and the server discovered now.
+    async fn cached_legacy(
+        &self,
+        engine: &Engine,
+        target: &Target,
+        legacy: Initialize<'_>,
+        modern: Discover<'_>,
+    ) -> Result<Session, Error> {
+        match legacy.run(engine).await {
+            Err(e) if refused_as_unknown(&e) => {
+                tracing::info!(error = %e, "the server refused initialize: the cached era is stale, trying the stateless era");
+                self.forget(target);
+                let session = modern.run(engine, target, self.config.init_timeout).await?;
+                self.remember(target, &session);
+                Ok(session)
+            }
+            outcome => outcome,
+        }
+    }
+
+    fn forget(&self, target: &Target) {
+        if let Some(key) = &target.key {
+            era_cache::forget(key, self.config.era_cache_file.as_deref());
+        }
+    }
+
+    fn remember(&self, target: &Target, session: &Session) {
+        if let Some(key) = &target.key {
+            era_cache::remember(key, session.era, self.config.era_cache_file.as_deref());
+        }
+    }
+}
+
+/// What follows a failed `server/discover` (besides a closed connection,
+/// which the connection handles): the era decision table of
+/// `docs/eras.md`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Step {
+    /// The server speaks the `initialize` era: initialize now.
+    Initialize,
+    /// The failure is not about the era: report it.
+    GiveUp,
+}
+
+/// The next step after `server/discover` failed with `error`. Every refusal
+/// (a JSON-RPC error of any code, an HTTP 4xx or 5xx, a non-JSON answer, a
+/// timeout) means "this server initializes", as the fallback is never keyed
+/// to one code; only a refusal for want of credentials is reported as it
+/// is: `initialize` would be refused the same way, after asking the user to
+/// authorize a second time.
+pub(crate) fn next_step(error: &Error) -> Step {
+    match error.kind() {
+        ErrorKind::Authorization | ErrorKind::Cancelled => Step::GiveUp,
+        _ => Step::Initialize,
+    }
+}
+
+/// True if `initialize` was refused as a request the server does not know
+/// (a JSON-RPC "method not found" or "invalid request", or an HTTP 4xx
+/// that carried no JSON-RPC answer), as a server of the stateless era may.
+fn refused_as_unknown(error: &Error) -> bool {
+    if let Some(obj) = error.server_error() {
+        return obj.code == ErrorCode::METHOD_NOT_FOUND || obj.code == ErrorCode::INVALID_REQUEST;
+    }
+    error.kind() == ErrorKind::Transport
+        && http_status(error).is_some_and(|s| (400..500).contains(&s) && !matches!(s, 401 | 403))
+}
+
+/// The HTTP status of the transport's refusal behind `error`, if any.
+fn http_status(error: &Error) -> Option<u16> {
+    let mut cause = std::error::Error::source(error);
+    while let Some(c) = cause {
+        if let Some(TransportError::Http(status)) = c.downcast_ref::<TransportError>() {
+            return Some(status.status);
+        }
+        cause = c.source();
+    }
+    None
 }

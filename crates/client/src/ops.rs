@@ -399,7 +399,8 @@ macro_rules! operation {
 pub struct Ping(pub(crate) ());
 
 operation!([] Ping => (), |_this, client, opts| {
-    typed::<(), EmptyResult>(client, "ping", None, &opts, Replay::Allow)
+    let method = client.era().unwrap_or(Era::Legacy).liveness_method();
+    typed::<(), serde::de::IgnoredAny>(client, method, None, &opts, Replay::Allow)
         .await
         .map(drop)
 });
@@ -719,19 +720,32 @@ pub struct SetLoggingLevel {
     pub(crate) level: LoggingLevel,
 }
 
-operation!([] SetLoggingLevel => (), |this, client, opts| {
+/// What [`Client::set_logging_level`](crate::Client::set_logging_level)
+/// did, which depends on the server's era.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum LevelApplied {
+    /// `logging/setLevel` was sent and the server accepted it (the
+    /// `initialize` era): it applies to the whole session.
+    Sent,
+    /// Nothing was sent: the stateless era has no `logging/setLevel`, so
+    /// every later request of this connection asks for the level in its
+    /// `_meta` (`io.modelcontextprotocol/logLevel`), and the server sends
+    /// log messages on those requests' answer streams only.
+    Stamped,
+}
+
+operation!([] SetLoggingLevel => LevelApplied, |this, client, opts| {
     let params = json!({ "level": this.level });
-    // The stateless era has no `logging/setLevel`: every request of this
-    // connection asks for the level in its `_meta` from now on.
     if client.era() == Some(Era::Modern) {
         let conn = client.conn()?;
         let stamp = conn.engine.stamp().with_log_level(params["level"].clone());
         conn.engine.set_stamp(stamp);
-        return Ok(());
+        return Ok(LevelApplied::Stamped);
     }
     typed::<_, EmptyResult>(client, "logging/setLevel", Some(&params), &opts, Replay::Allow)
         .await
-        .map(drop)
+        .map(|_| LevelApplied::Sent)
 });
 
 /// Any request, by method name, its result parsed as `R`.

@@ -37,6 +37,16 @@ pub enum Era {
 }
 
 impl Era {
+    /// The request that checks a server of this era is alive: `ping`, or
+    /// in the stateless era, which has none, `server/discover` (answered by
+    /// every server of that era, without effect).
+    pub(crate) fn liveness_method(self) -> &'static str {
+        match self {
+            Era::Legacy => "ping",
+            Era::Modern => "server/discover",
+        }
+    }
+
     /// The era of a version this client speaks.
     pub fn of(version: &str) -> Option<Era> {
         if is_modern(version) {
@@ -71,7 +81,9 @@ pub enum EraChoice {
     /// [`ClientConfig::probe_timeout`](crate::ClientConfig::probe_timeout));
     /// a 2026 answer selects the stateless era, anything else (any error, a
     /// non-JSON answer, silence, a server that exits) falls back to
-    /// `initialize`. The outcome is cached per server. The default.
+    /// `initialize`, except a refusal for want of credentials, which is
+    /// reported. The outcome is cached per server, and the cache corrects
+    /// itself when the server changes (`docs/eras.md`). The default.
     #[default]
     Auto,
     /// Always `initialize` (2025-11-25, or what the server picks).

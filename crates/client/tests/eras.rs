@@ -499,9 +499,10 @@ async fn a_task_is_polled_its_input_answered_and_its_result_returned() {
 #[tokio::test]
 async fn setting_the_log_level_in_the_stateless_era_stamps_later_requests() {
     let (client, mut server) = modern(ClientConfig::new(), json!({"tools": {}})).await;
-    within(client.set_logging_level(LoggingLevel::Warning))
+    let applied = within(client.set_logging_level(LoggingLevel::Warning))
         .await
         .unwrap();
+    assert_eq!(applied, mcpwire_client::LevelApplied::Stamped);
     let list = tokio::spawn({
         let client = client.clone();
         async move { client.list_tools(None).await }
@@ -516,6 +517,23 @@ async fn setting_the_log_level_in_the_stateless_era_stamps_later_requests() {
         .respond(&req.id, json!({"resultType": "complete", "tools": []}))
         .await;
     within(list).await.unwrap().unwrap();
+    client.close().await;
+}
+
+/// The stateless era has no `ping`: the liveness check is a
+/// `server/discover`, and the call succeeds when it is answered.
+#[tokio::test]
+async fn ping_in_the_stateless_era_is_a_server_discover() {
+    let (client, mut server) = modern(ClientConfig::new(), json!({"tools": {}})).await;
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let req = server.expect_request("server/discover").await;
+    server
+        .respond(&req.id, discover_result(json!({"tools": {}})))
+        .await;
+    within(ping).await.unwrap().unwrap();
     client.close().await;
 }
 

@@ -161,7 +161,8 @@ async fn resources_prompts_completion_and_logging() {
                 None,
             )
             .await?;
-        c.set_logging_level(LoggingLevel::Warning).await?;
+        let applied = c.set_logging_level(LoggingLevel::Warning).await?;
+        assert_eq!(applied, mcpwire_client::LevelApplied::Sent);
         Ok::<_, mcpwire_client::Error>((read, templates, resources, prompt, done))
     });
     let r = server.expect_request("resources/read").await;

@@ -31,6 +31,10 @@
 //! transport that carries each request on its own stream can stop one
 //! ([`FrameSender::abort`], through its [`RequestAbort`]).
 //!
+//! A [`Tap`] sees every frame a transport sends and receives, with the
+//! header fields it sent (HTTP), and changes nothing of it
+//! ([`tap_transport`]).
+//!
 //! What this crate does not do: spawn processes, speak HTTP, or know MCP.
 //!
 //! ```
@@ -71,6 +75,8 @@ mod io;
 mod io_config;
 mod outbound;
 mod sender;
+mod tap;
+mod tapped;
 #[cfg(feature = "tls")]
 pub mod tls;
 mod transport;
@@ -88,4 +94,6 @@ pub use io_config::{Framing, IoConfig, NonJsonPolicy};
 pub use sender::FrameSender;
 #[cfg(feature = "direct-send")]
 pub use sender::{DirectSend, Offered};
+pub use tap::{Direction, REDACTED, Tap, Tapped, is_credential_header};
+pub use tapped::{TappedTransport, tap_transport};
 pub use transport::{Transport, TransportExt, TransportInfo};

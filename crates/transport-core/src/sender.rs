@@ -10,6 +10,7 @@ use crate::abort::RequestAbort;
 use crate::direct::Direct;
 use crate::frame_meta::{FrameMeta, FrameMetaSink};
 use crate::outbound::Outbound;
+use crate::tap::{Direction, Tap, Tapped};
 
 /// The sending half of a transport: cheap to clone and shared by every caller.
 ///
@@ -34,6 +35,8 @@ pub struct FrameSender {
     /// Set by transports that can stop one request in flight: see
     /// [`abort`](Self::abort).
     abort: Option<Arc<dyn RequestAbort>>,
+    /// Shown every frame this sender accepts (see [`tap`](Self::tap)).
+    tap: Option<Arc<dyn Tap>>,
 }
 
 /// Where queued frames go.
@@ -109,6 +112,7 @@ impl FrameSender {
             hook: None,
             meta_sink: None,
             abort: None,
+            tap: None,
         }
     }
 
@@ -160,6 +164,21 @@ impl FrameSender {
     pub fn meta_sink(mut self, sink: Arc<dyn FrameMetaSink>) -> Self {
         self.meta_sink = Some(sink);
         self
+    }
+
+    /// Shows `tap` every frame this sender (and its clones made from now
+    /// on) accepts, once, after the checks, as it is written or queued
+    /// (see [`TappedTransport`](crate::TappedTransport)).
+    #[must_use]
+    pub fn tap(mut self, tap: Arc<dyn Tap>) -> Self {
+        self.tap = Some(tap);
+        self
+    }
+
+    fn show(&self, frame: Option<Bytes>) {
+        if let (Some(tap), Some(frame)) = (&self.tap, frame) {
+            tap.frame(&Tapped::new(Direction::Sent, &frame));
+        }
     }
 
     /// Lets callers stop one request in flight through `sink` (see
@@ -242,7 +261,9 @@ impl FrameSender {
     ) -> Result<(), SendError> {
         let frame = self.check(frame)?;
         self.attach(&frame, meta);
+        let shown = self.tap.as_ref().map(|_| frame.clone());
         let Some(frame) = self.try_direct(frame)? else {
+            self.show(shown);
             return Ok(());
         };
         self.tx().try_send(frame).map_err(|e| {
@@ -251,7 +272,9 @@ impl FrameSender {
                 mpsc::error::TrySendError::Full(f) => SendError::Busy(f),
                 mpsc::error::TrySendError::Closed(f) => SendError::Closed(f),
             }
-        })
+        })?;
+        self.show(shown);
+        Ok(())
     }
 
     /// Queues `frame`, waiting for room. Cancel-safe: if the future is dropped
@@ -269,7 +292,9 @@ impl FrameSender {
     ) -> Result<(), SendError> {
         let frame = self.check(frame)?;
         self.attach(&frame, meta);
+        let shown = self.tap.as_ref().map(|_| frame.clone());
         let Some(frame) = self.try_direct(frame)? else {
+            self.show(shown);
             return Ok(());
         };
         // Undoes the "queued" count if the frame never makes it into the
@@ -286,6 +311,7 @@ impl FrameSender {
         let result = self.tx().send(frame).await;
         if result.is_ok() {
             guard.0 = None;
+            self.show(shown);
         }
         result.map_err(|e| SendError::Closed(e.0))
     }

@@ -2,7 +2,9 @@ use std::borrow::Cow;
 use std::future::{Future, poll_fn};
 use std::task::{Context, Poll};
 
-use crate::{Active, FrameSender, TransportEvent};
+use std::sync::Arc;
+
+use crate::{Active, FrameSender, Tap, TransportEvent};
 
 /// One MCP peer reached through some medium: the contract every mcpwire
 /// transport implements.
@@ -82,6 +84,18 @@ pub trait Transport: Send + 'static {
 
     /// What this transport is connected to, for debugging.
     fn info(&self) -> TransportInfo;
+
+    /// Shows `tap` every frame sent and received from now on, with the
+    /// header fields sent with it, if this transport taps its own frames
+    /// (one whose messages have headers, such as HTTP, does). False if it
+    /// does not (the default): wrap it in a
+    /// [`TappedTransport`](crate::TappedTransport) instead
+    /// ([`tap_transport`](crate::tap_transport) chooses). Call it before
+    /// taking a [`sender`](Self::sender). A tap never changes what is sent.
+    fn set_tap(&mut self, tap: Arc<dyn Tap>) -> bool {
+        let _ = tap;
+        false
+    }
 }
 
 impl<T: Transport + ?Sized> Transport for Box<T> {
@@ -99,6 +113,9 @@ impl<T: Transport + ?Sized> Transport for Box<T> {
     }
     fn info(&self) -> TransportInfo {
         (**self).info()
+    }
+    fn set_tap(&mut self, tap: Arc<dyn Tap>) -> bool {
+        (**self).set_tap(tap)
     }
 }
 

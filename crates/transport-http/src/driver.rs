@@ -12,6 +12,7 @@ use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::client::HttpClient;
 use crate::context::Ctx;
+use crate::error::Error;
 use crate::events::Events;
 use crate::legacy::{Legacy, LegacyStream};
 use crate::mode::HttpMode;
@@ -24,7 +25,8 @@ use crate::streamable::{DirectPost, Streamable, settle_mode};
 /// How a transport starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Start {
-    /// Probe with the first POST, fall back to legacy SSE on 400/404/405.
+    /// Probe with the first POST; if `initialize` is refused with 400, 404
+    /// or 405, fall back to legacy SSE.
     Auto,
     Streamable,
     Legacy,
@@ -51,6 +53,9 @@ enum Probe {
     /// The server speaks HTTP+SSE: its stream is open and `frame` still has
     /// to be sent.
     Legacy(Bytes, Box<LegacyStream>),
+    /// The frame was refused, but it was not `initialize`: the server may
+    /// still speak either transport, and the next frame decides.
+    Undecided,
 }
 
 /// The task behind one transport, before it knows its mode.
@@ -118,7 +123,7 @@ impl Driver {
             self.direct.clone(),
         );
         match start {
-            Start::Streamable => streamable.run(rx, shutdown).await,
+            Start::Streamable => streamable.run(rx, shutdown, None).await,
             Start::Legacy => {
                 let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
                 Box::pin(legacy.run(rx, shutdown, None)).await
@@ -128,37 +133,74 @@ impl Driver {
                 Box::pin(legacy.run(rx, shutdown, None)).await
             }
             Start::Auto => {
-                // The first frame decides the transport; nothing else is
-                // sent before it is answered.
-                let first = tokio::select! {
-                    frame = rx.recv() => frame,
-                    _ = shutdown.changed() => None,
-                };
-                let Some(first) = first else {
-                    return CloseReason::Local;
-                };
-                // The probe is handed on here, not in the mode's loop.
-                self.direct.unqueue();
-                // Boxed: the probe is over before the session idles.
-                match Box::pin(self.probe(first)).await {
-                    Probe::Streamable(answer) => {
-                        if let Some((resp, frame, kind)) = answer {
-                            streamable.adopt(resp, frame, kind);
+                // Frames taken from the queue but not yet handed on (and so
+                // still counted as queued).
+                let mut next: Option<Bytes> = None;
+                loop {
+                    let first = match next.take() {
+                        Some(frame) => Some(frame),
+                        None => tokio::select! {
+                            frame = rx.recv() => frame,
+                            _ = shutdown.changed() => None,
+                        },
+                    };
+                    let Some(first) = first else {
+                        return CloseReason::Local;
+                    };
+                    // The probe is handed on here, not in the mode's loop.
+                    self.direct.unqueue();
+                    // Boxed: the probe is over before the session idles.
+                    let mut probe = Box::pin(self.probe(first.clone()));
+                    let outcome = if Outbound::classify(&first).is_initialize() {
+                        probe.await
+                    } else {
+                        // A request before the handshake (the era probe's
+                        // `server/discover`) may go unanswered: the caller
+                        // then gives up on it and sends `initialize`, which
+                        // must not wait behind it. Any other frame waits for
+                        // the probe's outcome.
+                        tokio::select! {
+                            outcome = &mut probe => outcome,
+                            frame = rx.recv() => match frame {
+                                Some(frame) if Outbound::classify(&frame).is_initialize() => {
+                                    tracing::debug!(url = %self.ctx.url, "initialize sent while the first request waits: that request is abandoned");
+                                    drop(probe);
+                                    next = Some(frame);
+                                    continue;
+                                }
+                                Some(frame) => {
+                                    next = Some(frame);
+                                    probe.await
+                                }
+                                None => probe.await,
+                            },
+                            _ = shutdown.changed() => return CloseReason::Local,
                         }
-                        streamable.run(rx, shutdown).await
-                    }
-                    Probe::Legacy(frame, stream) => {
-                        let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
-                        Box::pin(legacy.run(rx, shutdown, Some((frame, stream)))).await
+                    };
+                    match outcome {
+                        Probe::Undecided => {}
+                        Probe::Streamable(answer) => {
+                            if let Some((resp, frame, kind)) = answer {
+                                streamable.adopt(resp, frame, kind);
+                            }
+                            return streamable.run(rx, shutdown, next).await;
+                        }
+                        Probe::Legacy(frame, stream) => {
+                            let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
+                            return Box::pin(legacy.run(rx, shutdown, Some((frame, stream)))).await;
+                        }
                     }
                 }
             }
         }
     }
 
-    /// The automatic fallback's first step: POST the first frame as
-    /// Streamable HTTP; on 400, 404 or 405, look for a legacy `endpoint`
-    /// event on a GET of the same URL.
+    /// The automatic fallback's step for one frame: POST it as Streamable
+    /// HTTP. A refusal of `initialize` (400, 404 or 405) sends the client
+    /// looking for a legacy `endpoint` event on a GET of the same URL; a
+    /// refusal of anything before it (any 4xx but 401 and 403: the
+    /// stateless era's `server/discover` at a server of the `initialize`
+    /// era) is that request's answer, and the next frame decides.
     async fn probe(&self, frame: Bytes) -> Probe {
         let ctx = &self.ctx;
         let kind = ctx.shared.metas.classify(&frame);
@@ -174,19 +216,31 @@ impl Driver {
                 return Probe::Streamable(None);
             }
         };
-        if !matches!(resp.status().as_u16(), 400 | 404 | 405) {
+        let status = resp.status().as_u16();
+        let initialize = kind.is_initialize();
+        let refused = if initialize {
+            matches!(status, 400 | 404 | 405)
+        } else {
+            (400..500).contains(&status) && !matches!(status, 401 | 403)
+        };
+        if !refused {
             return Probe::Streamable(Some((resp, frame, kind)));
         }
         let original = status_error(resp).await;
-        // A JSON-RPC error for the probe is a Streamable HTTP server of the
+        // A JSON-RPC error for the frame is a Streamable HTTP server of the
         // stateless revision refusing it (an unsupported version, say): its
-        // answer, and no reason to look for a legacy stream.
+        // answer, and no reason to look further.
         if let Outbound::Request { id, .. } = &kind
             && let Some(body) = rpc_error_answer(&original, id)
         {
             settle_mode(ctx);
             ctx.events.frame(body).await;
             return Probe::Streamable(None);
+        }
+        if !initialize {
+            tracing::debug!(url = %ctx.url, status, "a request before initialize was refused: the next frame decides the transport");
+            ctx.events.undelivered(frame, original.into()).await;
+            return Probe::Undecided;
         }
         match LegacyStream::open(ctx).await {
             Ok(stream) => {
@@ -196,9 +250,14 @@ impl Driver {
                     .remember_mode(&ctx.shared.url, HttpMode::LegacySse);
                 Probe::Legacy(frame, Box::new(stream))
             }
-            Err(e) => {
-                tracing::debug!(error = %e, "no legacy SSE endpoint either");
-                ctx.events.undelivered(frame, original.into()).await;
+            Err(legacy) => {
+                tracing::debug!(error = %legacy, "no legacy SSE endpoint either");
+                let error = Error::NoEndpoint {
+                    status,
+                    post: Box::new(original),
+                    legacy: Box::new(legacy),
+                };
+                ctx.events.undelivered(frame, error.into()).await;
                 Probe::Streamable(None)
             }
         }

@@ -96,6 +96,22 @@ pub enum Error {
     /// The legacy SSE stream did not announce a usable `endpoint`.
     #[error("legacy SSE endpoint missing or rejected")]
     Endpoint(#[source] EndpointError),
+    /// The server refused `initialize` over Streamable HTTP (400, 404 or
+    /// 405) and a GET of the same URL found no legacy HTTP+SSE stream
+    /// either: the URL is probably not an MCP endpoint. The source is what
+    /// the GET found; [`status`](Self::status) is the POST's answer.
+    #[error(
+        "the server refused the MCP request (HTTP {status}) and offers no legacy HTTP+SSE stream at this URL either"
+    )]
+    NoEndpoint {
+        /// The POST's status.
+        status: u16,
+        /// The POST's answer.
+        post: Box<Error>,
+        /// What the GET for a legacy stream found.
+        #[source]
+        legacy: Box<Error>,
+    },
 }
 
 /// What a 401 or 403 answer said: its status, its `WWW-Authenticate`
@@ -141,9 +157,10 @@ impl fmt::Display for AuthorizationRequired {
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum EndpointError {
-    /// The stream sent no `endpoint` event within the request timeout.
-    #[error("no endpoint event within the request timeout")]
-    NotInTime,
+    /// The stream opened but sent no `endpoint` event in time (the
+    /// wait given).
+    #[error("the SSE stream opened but sent no endpoint event within {0:?}")]
+    NotInTime(std::time::Duration),
     /// The stream ended before an `endpoint` event.
     #[error("the stream ended before an endpoint event")]
     StreamEnded,
@@ -179,6 +196,7 @@ impl Error {
         match self {
             Error::Status(s) => Some(s),
             Error::RetriesExhausted(e) => e.status(),
+            Error::NoEndpoint { post, .. } => post.status(),
             _ => None,
         }
     }

@@ -35,9 +35,15 @@ pub(crate) struct LegacyStream {
     cursor: Cursor,
 }
 
+/// How long an opened legacy stream may take to announce its endpoint. The
+/// specification makes it the first event, which servers send at once; a
+/// stream that says nothing is not a legacy MCP server (a Streamable HTTP
+/// server's GET stream, say), and the wait must not hold up the connection.
+pub(crate) const ENDPOINT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
 impl LegacyStream {
-    /// GETs the SSE URL and waits (within the request
-    /// timeout) for the `endpoint` event.
+    /// GETs the SSE URL and waits (at most [`ENDPOINT_WAIT`], and within
+    /// the request timeout) for the `endpoint` event.
     pub(crate) async fn open(ctx: &Ctx) -> Result<LegacyStream, Error> {
         Self::connect(ctx, Cursor::new(ctx), Announce::Endpoint).await
     }
@@ -50,10 +56,10 @@ impl LegacyStream {
             cursor,
         };
         if announce == Announce::Endpoint {
-            let timeout = ctx.client.config().request_timeout;
+            let timeout = ctx.client.config().request_timeout.min(ENDPOINT_WAIT);
             match tokio::time::timeout(timeout, stream.wait_endpoint(ctx)).await {
                 Ok(result) => result?,
-                Err(_) => return Err(EndpointError::NotInTime.into()),
+                Err(_) => return Err(EndpointError::NotInTime(timeout).into()),
             }
         }
         Ok(stream)

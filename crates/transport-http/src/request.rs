@@ -14,7 +14,7 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body_util::Full;
 use hyper::body::Incoming;
 use mcpwire_auth::{AuthRound, Challenged};
-use mcpwire_transport::FrameMeta;
+use mcpwire_transport::{Direction, FrameMeta, REDACTED, Tapped, is_credential_header};
 
 use crate::context::Ctx;
 use crate::error::Error;
@@ -142,6 +142,7 @@ pub(crate) async fn send(
     req: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, Error> {
     let Some(auth) = ctx.auth.as_deref() else {
+        tap_sent(ctx, build, &req);
         let resp = ctx.client.send(req).await?;
         if is_challenge(resp.status()) {
             return Err(authorization_error(resp).await);
@@ -160,6 +161,7 @@ pub(crate) async fn send(
             })?;
         sent.apply(req.headers_mut());
         let (method, uri) = (req.method().clone(), req.uri().clone());
+        tap_sent(ctx, build, &req);
         let resp = ctx.client.send(req).await?;
         let status = resp.status();
         if !is_challenge(status) {
@@ -188,6 +190,32 @@ pub(crate) async fn send(
             }
         }
     }
+}
+
+/// Shows the transport's tap, if it has one, the frame `req` carries with
+/// the header fields it is sent with (credentials redacted). Requests that
+/// carry no frame (a GET, a DELETE) are not shown.
+fn tap_sent(ctx: &Ctx, build: Build<'_>, req: &Request<Full<Bytes>>) {
+    let Some(tap) = ctx.shared.tap.get() else {
+        return;
+    };
+    let frame = match build {
+        Build::Post { frame, .. } | Build::LegacyPost { frame, .. } => frame,
+        Build::Stream { .. } | Build::EndSession => return,
+    };
+    let headers: Vec<(&str, &str)> = req
+        .headers()
+        .iter()
+        .map(|(name, value)| {
+            let shown = if is_credential_header(name.as_str()) {
+                REDACTED
+            } else {
+                value.to_str().unwrap_or("(not text)")
+            };
+            (name.as_str(), shown)
+        })
+        .collect();
+    tap.frame(&Tapped::new(Direction::Sent, frame).with_headers(&headers));
 }
 
 fn is_challenge(status: StatusCode) -> bool {

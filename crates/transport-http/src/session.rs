@@ -27,6 +27,9 @@ pub(crate) struct Shared {
     pub(crate) metas: std::sync::Arc<Metas>,
     /// The requests in flight that can be cancelled by closing their stream.
     pub(crate) aborts: std::sync::Arc<Aborts>,
+    /// Shown every frame as it is sent, with its headers, and as it is
+    /// delivered (see `HttpTransport::set_tap`).
+    pub(crate) tap: std::sync::OnceLock<std::sync::Arc<dyn mcpwire_transport::Tap>>,
 }
 
 /// The per-session values every request carries.
@@ -48,6 +51,7 @@ impl Shared {
             state: Mutex::new(SessionSnapshot::default()),
             metas: Default::default(),
             aborts: Default::default(),
+            tap: std::sync::OnceLock::new(),
         }
     }
 

@@ -67,16 +67,23 @@ impl Streamable {
         });
     }
 
-    /// Posts queued frames until the transport closes, then closes it.
+    /// Posts queued frames until the transport closes, then closes it;
+    /// `held` first: a frame already taken from the queue (still counted as
+    /// queued) while the automatic fallback's probe ran.
     pub(crate) async fn run(
         mut self,
         mut rx: mpsc::Receiver<Bytes>,
         mut shutdown: watch::Receiver<bool>,
+        held: Option<Bytes>,
     ) -> CloseReason {
         // Requests in flight live in `direct`, where senders may add
         // theirs; polling it (first in the loop) also gives them the
         // driver's waker.
         let direct = self.direct.clone();
+        if let Some(frame) = held {
+            let exchange = Box::pin(self.send(frame)).await;
+            direct.handed_on(exchange);
+        }
         loop {
             tokio::select! {
                 biased;

@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 
 use http::{HeaderValue, Uri};
 use mcpwire_transport::{
-    Active, CloseReason, FrameSender, Grants, Transport, TransportError, TransportEvent,
-    TransportInfo,
+    Active, CloseReason, Direction, FrameSender, Grants, Tap, Tapped, Transport, TransportError,
+    TransportEvent, TransportInfo,
 };
 use tokio::sync::{oneshot, watch};
 use tokio::time::Sleep;
@@ -260,6 +260,9 @@ impl Transport for HttpTransport {
             && let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx)
         {
             self.grants.take();
+            if let Some(tap) = self.shared.tap.get() {
+                tap.frame(&Tapped::new(Direction::Received, &frame));
+            }
             return Poll::Ready(Some(TransportEvent::Frame(frame)));
         }
         let _ = self.poll_done(cx);
@@ -301,6 +304,15 @@ impl Transport for HttpTransport {
             return Poll::Ready(());
         }
         Poll::Pending
+    }
+
+    /// Taps every frame where its request is built and sent, each attempt
+    /// of it (a retry, a resend after an authorization challenge), with
+    /// the header fields it went with; received frames as they are
+    /// delivered. The first tap set stays.
+    fn set_tap(&mut self, tap: Arc<dyn Tap>) -> bool {
+        let _ = self.shared.tap.set(tap);
+        true
     }
 
     fn info(&self) -> TransportInfo {

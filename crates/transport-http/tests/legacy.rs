@@ -111,19 +111,25 @@ async fn the_fallback_finds_a_legacy_server_and_caches_the_outcome() {
 }
 
 #[tokio::test]
-async fn the_fallback_stays_streamable_and_reports_the_status_when_get_has_no_endpoint() {
+async fn the_fallback_stays_streamable_and_reports_both_refusals_when_get_has_no_endpoint() {
     let server = Server::start(|_| async { Reply::new(405).body("no") }).await;
     let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(INIT)).await.unwrap();
     match next(&mut t).await {
         TransportEvent::Undelivered {
             frame: f,
-            error: TransportError::Http(s),
+            error: TransportError::Other(e),
         } => {
             assert_eq!(f, INIT);
-            assert_eq!(s.status, 405);
+            let e = e
+                .downcast_ref::<mcpwire_http::Error>()
+                .expect("the transport's error");
+            assert_eq!(e.status().map(|s| s.status), Some(405));
+            assert!(matches!(e, mcpwire_http::Error::NoEndpoint { .. }), "{e:?}");
+            let cause = std::error::Error::source(e).expect("what the GET found");
+            assert!(cause.to_string().contains("HTTP status 405"), "{cause}");
         }
-        other => panic!("expected the 405 back, got {other:?}"),
+        other => panic!("expected the refusals back, got {other:?}"),
     }
     let methods: Vec<_> = server.seen().into_iter().map(|r| r.method).collect();
     assert_eq!(methods, ["POST", "GET"]);

@@ -1,0 +1,129 @@
+//! The command against a server of the stateless revision (2026-07-28), a
+//! small Python script of the standard library: `ping` and `log-level` do
+//! what that revision offers and say so, and `-v` changes nothing of what
+//! is sent (the era negotiated, the headers every request carries).
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+
+use support::{mcpwire, stderr, stdout};
+
+fn script() -> String {
+    concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/servers/stateless_server.py"
+    )
+    .to_owned()
+}
+
+fn scratch(name: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("mcpwire-cli-stateless-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    dir.join(name)
+}
+
+/// The script in its HTTP mode on 127.0.0.1; killed on drop.
+struct Http {
+    child: Child,
+    url: String,
+}
+
+impl Http {
+    fn start(seen_log: &PathBuf) -> Http {
+        let mut child = Command::new("python3")
+            .args([script().as_str(), "http"])
+            .env("SEEN_LOG", seen_log)
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("python3 runs");
+        let mut port = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut port)
+            .unwrap();
+        let url = format!("http://127.0.0.1:{}/mcp", port.trim());
+        Http { child, url }
+    }
+}
+
+impl Drop for Http {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn ping_and_log_level_work_on_a_stateless_server_and_say_how() {
+    let seen = scratch("stdio-seen");
+    let _ = std::fs::remove_file(&seen);
+    // A stdio server gets only the variables passed with -e.
+    let pass = format!("SEEN_LOG={}", seen.display());
+    let out = mcpwire()
+        .args(["-e", &pass, "ping", "--", "python3", &script()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.starts_with("pong in "), "{text}");
+    assert!(text.contains("server/discover"), "{text}");
+    // The liveness check was a server/discover: no ping reached the server.
+    let methods = std::fs::read_to_string(&seen).unwrap();
+    assert!(!methods.lines().any(|m| m == "ping"), "{methods}");
+    assert_eq!(
+        methods.lines().filter(|m| *m == "server/discover").count(),
+        2,
+        "the era probe, then the ping: {methods}"
+    );
+
+    let out = mcpwire()
+        .args(["log-level", "debug", "--", "python3", &script()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("has no logging/setLevel"), "{text}");
+    assert!(!text.starts_with("log level set"), "{text}");
+}
+
+#[test]
+fn verbose_negotiates_the_same_era_and_sends_the_same_headers() {
+    let seen = scratch("http-seen");
+    let _ = std::fs::remove_file(&seen);
+    let server = Http::start(&seen);
+    let mut logs = Vec::new();
+    for verbose in [false, true] {
+        let mut cmd = mcpwire();
+        if verbose {
+            cmd.arg("-v");
+        }
+        let out = cmd
+            .args(["-s", &server.url, "info"])
+            .timeout(std::time::Duration::from_secs(60))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "-v {verbose}: {}", stderr(&out));
+        let text = stdout(&out);
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with("protocol") && l.ends_with("2026-07-28")),
+            "-v {verbose}: {text}"
+        );
+        logs.push(stderr(&out));
+    }
+    // The server refused no request for missing or wrong headers, with or
+    // without -v.
+    let methods = std::fs::read_to_string(&seen).unwrap();
+    assert!(!methods.contains("refused"), "{methods}");
+    // -v shows each request's headers as they were sent.
+    let verbose = &logs[1];
+    assert!(
+        verbose.contains("mcp-method: server/discover")
+            && verbose.contains("mcp-protocol-version: 2026-07-28"),
+        "{verbose}"
+    );
+    assert!(verbose.contains("--> {"), "{verbose}");
+    assert!(verbose.contains("<-- {"), "{verbose}");
+}
