@@ -339,7 +339,18 @@ impl Auto<'_> {
                 Step::Initialize => {
                     tracing::debug!(error = %e, "no stateless answer to server/discover: falling back to initialize");
                     let timeout = init_timeout.saturating_sub(started.elapsed());
-                    Initialize { timeout, ..legacy }.run(engine).await?
+                    match (Initialize { timeout, ..legacy }).run(engine).await {
+                        // A server slow to start answers the probe after
+                        // its timeout, and from then on serves the
+                        // stateless era only: it refuses `initialize` with
+                        // that era's unsupported-version error.
+                        Err(e) if e.code() == Some(UNSUPPORTED_VERSION) => {
+                            tracing::debug!(error = %e, "initialize refused by a server of the stateless era: discovering it");
+                            let timeout = init_timeout.saturating_sub(started.elapsed());
+                            modern.run(engine, target, timeout).await?
+                        }
+                        outcome => outcome?,
+                    }
                 }
             },
         };
@@ -445,11 +456,17 @@ pub(crate) fn next_step(error: &Error) -> Step {
 }
 
 /// True if `initialize` was refused as a request the server does not know
-/// (a JSON-RPC "method not found" or "invalid request", or an HTTP 4xx
-/// that carried no JSON-RPC answer), as a server of the stateless era may.
+/// (a JSON-RPC "method not found" or "invalid request", the stateless
+/// era's "unsupported version", or an HTTP 4xx that carried no JSON-RPC
+/// answer), as a server of the stateless era may.
 fn refused_as_unknown(error: &Error) -> bool {
     if let Some(obj) = error.server_error() {
-        return obj.code == ErrorCode::METHOD_NOT_FOUND || obj.code == ErrorCode::INVALID_REQUEST;
+        return [
+            ErrorCode::METHOD_NOT_FOUND,
+            ErrorCode::INVALID_REQUEST,
+            UNSUPPORTED_VERSION,
+        ]
+        .contains(&obj.code);
     }
     error.kind() == ErrorKind::Transport
         && http_status(error).is_some_and(|s| (400..500).contains(&s) && !matches!(s, 401 | 403))

@@ -137,6 +137,34 @@ async fn a_silent_probe_falls_back_after_the_probe_timeout() {
     client.close().await;
 }
 
+/// A server slow to start answers the probe after its timeout and from
+/// then on serves the stateless era only (as the Python SDK 2.x does): its
+/// refusal of `initialize` (`-32022`) sends the client back to
+/// `server/discover`.
+#[tokio::test]
+async fn initialize_refused_as_the_stateless_era_after_a_late_probe_discovers_the_server() {
+    let (transport, peer) = memory_pair(64);
+    let mut server = FakeServer::new(peer);
+    let config = ClientConfig::new().probe_timeout(Duration::from_millis(200));
+    let connect = tokio::spawn(Client::connect(transport, config));
+    let _late = server.expect_request("server/discover").await;
+    let init = server.expect_request("initialize").await;
+    server
+        .respond_error(
+            &init.id,
+            -32022,
+            "connection is serving the 2026-07-28 protocol; the initialize handshake is not accepted",
+        )
+        .await;
+    let probe = server.expect_request("server/discover").await;
+    server
+        .respond(&probe.id, discover_result(json!({"tools": {}})))
+        .await;
+    let client = within(connect).await.unwrap().unwrap();
+    assert_eq!(client.era(), Some(Era::Modern));
+    client.close().await;
+}
+
 #[tokio::test]
 async fn a_pinned_legacy_era_never_probes() {
     let (transport, peer) = memory_pair(64);
