@@ -71,6 +71,10 @@ pub(crate) struct Global {
     /// Same as --format json.
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// Send arguments whose names the tool's or prompt's schema does not
+    /// list (they are refused before sending otherwise).
+    #[arg(long = "no-check", global = true)]
+    pub(crate) no_check: bool,
     /// Write every JSON-RPC message to stderr (secrets redacted).
     #[arg(short = 'v', long = "verbose", global = true)]
     pub(crate) verbose: bool,
@@ -156,6 +160,10 @@ pub(crate) enum Command {
         /// (k=v given too override its members).
         #[arg(long = "args", value_name = "JSON|@FILE|-")]
         json_args: Option<String>,
+        /// Show the structured content even when the text already says
+        /// the same (it is shown when it adds something).
+        #[arg(long)]
+        structured: bool,
     },
     /// The server's resources.
     #[command(after_help = "Example:\n  mcpwire resources --json -s my-server")]

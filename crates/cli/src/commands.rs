@@ -59,6 +59,8 @@ pub(crate) struct Run<'a> {
     pub(crate) timeout: Duration,
     /// Whether to draw progress.
     pub(crate) fancy: bool,
+    /// Whether argument names are checked against the schema.
+    pub(crate) names: typed_args::Names,
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -92,7 +94,15 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
             tool,
             args,
             json_args,
-        } => call(r, tool, args, json_args.as_deref()).await,
+            structured,
+        } => {
+            let structured = if *structured {
+                render::Structured::Always
+            } else {
+                render::Structured::WhenItAdds
+            };
+            call(r, tool, args, json_args.as_deref(), structured).await
+        }
         Command::Resources => {
             let list = c
                 .list_all_resources()
@@ -148,6 +158,16 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
         Command::Prompt { name, args } => {
             let args = typed_args::strings(args)
                 .map_err(|e| Failure::caused(Exit::Usage, "bad prompt arguments", e))?;
+            if r.names == typed_args::Names::Checked {
+                let declared = prompt_arguments(r, name).await?;
+                typed_args::check_prompt(&args, &declared).map_err(|e| {
+                    Failure::caused(
+                        Exit::Usage,
+                        format!("the arguments do not fit prompt {name:?}"),
+                        e,
+                    )
+                })?;
+            }
             let result = c
                 .get_prompt(name, Some(args))
                 .cancel_token(r.cancel.clone())
@@ -352,15 +372,39 @@ fn json_args(raw: &str) -> Result<Map<String, Value>, Failure> {
     }
 }
 
+/// The arguments prompt `name` declares (name, required), from the
+/// listing; none if the server does not list it (the server judges).
+async fn prompt_arguments(r: &Run<'_>, name: &str) -> Result<Vec<(String, bool)>, Failure> {
+    let prompts = r
+        .client
+        .list_all_prompts()
+        .cancel_token(r.cancel.clone())
+        .timeout(r.timeout)
+        .await
+        .map_err(|e| Failure::client("listing prompts failed", e))?;
+    Ok(prompts
+        .into_iter()
+        .find(|p| p.name == name)
+        .map(|p| {
+            p.arguments
+                .unwrap_or_default()
+                .into_iter()
+                .map(|a| (a.name, a.required.unwrap_or(false)))
+                .collect()
+        })
+        .unwrap_or_default())
+}
+
 async fn call(
     r: &Run<'_>,
     name: &str,
     pairs: &[String],
     raw_json: Option<&str>,
+    structured: render::Structured,
 ) -> Result<Shown, Failure> {
     let base = raw_json.map(json_args).transpose()?;
     let tool = find_tool(r, name).await?;
-    let args = typed_args::build(base, pairs, Some(&tool.input_schema)).map_err(|e| {
+    let args = typed_args::build(base, pairs, Some(&tool.input_schema), r.names).map_err(|e| {
         Failure::caused(
             Exit::Usage,
             format!("the arguments do not fit tool {name:?}"),
@@ -378,7 +422,7 @@ async fn call(
         .await;
     display.finish();
     let result = outcome.map_err(|e| Failure::tool_call(name, e))?;
-    let mut shown = Shown::one(to_value(&result), render::call_result(&result));
+    let mut shown = Shown::one(to_value(&result), render::call_result(&result, structured));
     if result.is_error == Some(true) {
         shown.failure = Some(Failure::new(
             Exit::Tool,

@@ -115,6 +115,11 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
                 timeout: Duration::try_from_secs_f64(global.timeout)
                     .unwrap_or(Duration::from_secs(60)),
                 fancy,
+                names: if global.no_check {
+                    typed_args::Names::Unchecked
+                } else {
+                    typed_args::Names::Checked
+                },
             };
             let stop_logs = CancellationToken::new();
             let logs = (global.format() == Format::Text && !matches!(command, Command::Shell))

@@ -286,14 +286,34 @@ pub(crate) fn block(out: &mut String, b: &ContentBlock) {
     }
 }
 
-/// A tool's result: its content blocks, then structured content.
-pub(crate) fn call_result(result: &CallToolResult) -> String {
+/// When a tool result's structured content is shown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Structured {
+    /// Unless a text block already holds the same JSON (many servers
+    /// mirror one in the other, as the specification suggests for older
+    /// clients).
+    WhenItAdds,
+    /// Always (`call --structured`).
+    Always,
+}
+
+/// A tool's result: its content blocks, then structured content (see
+/// [`Structured`]).
+pub(crate) fn call_result(result: &CallToolResult, when: Structured) -> String {
     let mut out = String::new();
     for b in &result.content {
         block(&mut out, b);
     }
     if let Some(structured) = &result.structured_content {
-        let _ = write!(out, "structured content:\n{}\n", pretty(structured));
+        let mirrored = result.content.iter().any(|b| match b {
+            ContentBlock::Text(t) => {
+                serde_json::from_str::<Value>(&t.text).is_ok_and(|v| &v == structured)
+            }
+            _ => false,
+        });
+        if when == Structured::Always || !mirrored {
+            let _ = write!(out, "structured content:\n{}\n", pretty(structured));
+        }
     }
     out
 }
@@ -429,6 +449,28 @@ mod tests {
     }
 
     #[test]
+    fn structured_content_is_shown_once_unless_asked_for() {
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "{\n  \"time\": \"12:00\"\n}"}],
+            "structuredContent": {"time": "12:00"}
+        }))
+        .unwrap();
+        let text = call_result(&result, Structured::WhenItAdds);
+        assert_eq!(text.matches("12:00").count(), 1, "{text}");
+        assert!(!text.contains("structured content"), "{text}");
+        let text = call_result(&result, Structured::Always);
+        assert!(text.contains("structured content:"), "{text}");
+        // Different content: both shown.
+        let result: CallToolResult = serde_json::from_value(json!({
+            "content": [{"type": "text", "text": "it is noon"}],
+            "structuredContent": {"time": "12:00"}
+        }))
+        .unwrap();
+        let text = call_result(&result, Structured::WhenItAdds);
+        assert!(text.contains("structured content:"), "{text}");
+    }
+
+    #[test]
     fn media_is_summarized_by_type_and_size() {
         let result: CallToolResult = serde_json::from_value(json!({"content": [
             {"type": "image", "data": "AAAA", "mimeType": "image/png"},
@@ -438,7 +480,7 @@ mod tests {
         ], "structuredContent": {"k": 1}}))
         .unwrap();
         assert_eq!(
-            call_result(&result),
+            call_result(&result, Structured::WhenItAdds),
             "[image image/png, 3 bytes]\n[audio audio/wav, 4 bytes]\n[resource link file:///a: a]\nhi\nstructured content:\n{\n  \"k\": 1\n}\n"
         );
     }

@@ -29,12 +29,19 @@ pub(crate) fn build(
     base: Option<Map<String, Value>>,
     pairs: &[String],
     schema: Option<&Value>,
+    names: Names,
 ) -> Result<Map<String, Value>, ArgError> {
     let mut out = base.unwrap_or_default();
     let properties = schema
         .and_then(|s| s.get("properties"))
         .and_then(Value::as_object);
-    let closed = schema.and_then(|s| s.get("additionalProperties")) == Some(&Value::Bool(false));
+    // A schema that lists its parameters takes no others, unless it says
+    // so (`additionalProperties` true or a schema): a misspelt name would
+    // otherwise be sent and silently ignored by the server.
+    let open = schema
+        .and_then(|s| s.get("additionalProperties"))
+        .is_some_and(|a| a != &Value::Bool(false));
+    let closed = names == Names::Checked && properties.is_some() && !open;
     for pair in pairs {
         let (key, value) = split_pair(pair)?;
         let field = properties.and_then(|p| p.get(key));
@@ -42,10 +49,7 @@ pub(crate) fn build(
             let known: Vec<&str> = properties
                 .map(|p| p.keys().map(String::as_str).collect())
                 .unwrap_or_default();
-            return Err(err(format!(
-                "unknown argument {key:?} (this tool takes: {})",
-                known.join(", ")
-            )));
+            return Err(unknown("tool", key, &known));
         }
         let value = match value {
             Raw::Json(text) => serde_json::from_str(text).map_err(|e| {
@@ -83,6 +87,71 @@ pub(crate) fn build(
         }
     }
     Ok(out)
+}
+
+/// Whether argument names are checked against what the tool or prompt
+/// declares (`--no-check` turns it off).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Names {
+    Checked,
+    Unchecked,
+}
+
+/// An unknown argument `key` of a `what` (tool, prompt) that takes
+/// `known`: the closest known name suggested, if one is close.
+fn unknown(what: &str, key: &str, known: &[&str]) -> ArgError {
+    let closest = known
+        .iter()
+        .map(|k| (strsim::jaro_winkler(key, k), *k))
+        .filter(|(score, _)| *score > 0.8)
+        .max_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, k)| k);
+    let hint = match closest {
+        Some(k) => format!("did you mean {k:?}? "),
+        None => String::new(),
+    };
+    let takes = if known.is_empty() {
+        format!("this {what} takes no arguments")
+    } else {
+        format!("this {what} takes: {}", known.join(", "))
+    };
+    err(format!(
+        "unknown argument {key:?}: {hint}({takes}; --no-check sends it anyway)"
+    ))
+}
+
+/// Checks prompt arguments against the prompt's declared ones (name,
+/// required): an unknown name, or a required one missing, is an error.
+/// A prompt that declares none is not checked (the server judges).
+pub(crate) fn check_prompt(
+    args: &Map<String, Value>,
+    declared: &[(String, bool)],
+) -> Result<(), ArgError> {
+    if declared.is_empty() {
+        return Ok(());
+    }
+    let known: Vec<&str> = declared.iter().map(|(n, _)| n.as_str()).collect();
+    if let Some(key) = args.keys().find(|k| !known.contains(&k.as_str())) {
+        return Err(unknown("prompt", key, &known));
+    }
+    let missing: Vec<&str> = declared
+        .iter()
+        .filter(|(n, required)| *required && !args.contains_key(n))
+        .map(|(n, _)| n.as_str())
+        .collect();
+    if !missing.is_empty() {
+        return Err(err(format!(
+            "missing required argument{} {} (give {})",
+            if missing.len() > 1 { "s" } else { "" },
+            missing.join(", "),
+            missing
+                .iter()
+                .map(|k| format!("{k}=..."))
+                .collect::<Vec<_>>()
+                .join(" ")
+        )));
+    }
+    Ok(())
 }
 
 /// Prompt and completion arguments: `k=v`, every value a string.
@@ -223,6 +292,7 @@ mod tests {
 
     #[test]
     fn values_are_typed_by_the_schema() {
+        // `raw` is not in the schema: sent as given with --no-check.
         let out = build(
             None,
             &pairs(&[
@@ -236,6 +306,7 @@ mod tests {
                 "raw:=[true]",
             ]),
             Some(&schema()),
+            Names::Unchecked,
         )
         .expect("fits");
         assert_eq!(
@@ -246,29 +317,71 @@ mod tests {
 
     #[test]
     fn a_mismatch_names_the_field_and_the_type() {
-        let e = build(None, &pairs(&["n=three"]), Some(&schema())).unwrap_err();
+        let e = build_checked(None, &pairs(&["n=three"]), Some(&schema())).unwrap_err();
         assert_eq!(e.0, "argument \"n\" expects an integer, got \"three\"");
-        let e = build(None, &pairs(&["n=1", "mode=medium"]), Some(&schema())).unwrap_err();
+        let e = build_checked(None, &pairs(&["n=1", "mode=medium"]), Some(&schema())).unwrap_err();
         assert!(e.0.contains("\"fast\", \"slow\""), "{}", e.0);
-        let e = build(None, &pairs(&["n=1", "tags=1,x"]), Some(&schema())).unwrap_err();
+        let e = build_checked(None, &pairs(&["n=1", "tags=1,x"]), Some(&schema())).unwrap_err();
         assert!(e.0.contains("tags[1]"), "{}", e.0);
-        let e = build(None, &pairs(&["x=1"]), Some(&schema())).unwrap_err();
+        let e = build_checked(None, &pairs(&["x=1"]), Some(&schema())).unwrap_err();
         assert!(e.0.contains("missing required argument n"), "{}", e.0);
-        let e = build(None, &pairs(&["bad"]), None).unwrap_err();
+        let e = build_checked(None, &pairs(&["bad"]), None).unwrap_err();
         assert!(e.0.contains("k=v"), "{}", e.0);
     }
 
     #[test]
     fn base_arguments_are_overridden_by_pairs() {
         let base = json!({"n": 1, "keep": "me"}).as_object().cloned();
-        let out = build(base, &pairs(&["n=2"]), Some(&schema())).expect("fits");
+        let out = build_checked(base, &pairs(&["n=2"]), Some(&schema())).expect("fits");
         assert_eq!(Value::Object(out), json!({"n": 2, "keep": "me"}));
+    }
+
+    fn build_checked(
+        base: Option<Map<String, Value>>,
+        pairs: &[String],
+        schema: Option<&Value>,
+    ) -> Result<Map<String, Value>, ArgError> {
+        build(base, pairs, schema, Names::Checked)
+    }
+
+    #[test]
+    fn an_unknown_name_is_refused_with_the_closest_known_one() {
+        let s =
+            json!({"type": "object", "properties": {"max_count": {"type": "integer"}, "path": {}}});
+        let e = build_checked(None, &pairs(&["max_cout=1"]), Some(&s)).unwrap_err();
+        assert!(e.0.contains("unknown argument \"max_cout\""), "{}", e.0);
+        assert!(e.0.contains("did you mean \"max_count\"?"), "{}", e.0);
+        assert!(e.0.contains("--no-check"), "{}", e.0);
+        // Nothing close: no guess.
+        let e = build_checked(None, &pairs(&["zzz=1"]), Some(&s)).unwrap_err();
+        assert!(!e.0.contains("did you mean"), "{}", e.0);
+        // --no-check sends it, typed as text.
+        let out = build(None, &pairs(&["max_cout=1"]), Some(&s), Names::Unchecked).unwrap();
+        assert_eq!(Value::Object(out), json!({"max_cout": "1"}));
+        // A schema open to other names takes it.
+        let open = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": true});
+        assert!(build_checked(None, &pairs(&["b=1"]), Some(&open)).is_ok());
+    }
+
+    #[test]
+    fn prompt_arguments_are_checked_against_the_declared_ones() {
+        let declared = vec![("topic".to_owned(), true), ("tone".to_owned(), false)];
+        let args = |pairs: &[&str]| {
+            strings(&pairs.iter().map(|s| s.to_string()).collect::<Vec<_>>()).unwrap()
+        };
+        assert!(check_prompt(&args(&["topic=x"]), &declared).is_ok());
+        let e = check_prompt(&args(&["tone=dry"]), &declared).unwrap_err();
+        assert!(e.0.contains("missing required argument topic"), "{}", e.0);
+        let e = check_prompt(&args(&["topic=x", "tonne=dry"]), &declared).unwrap_err();
+        assert!(e.0.contains("did you mean \"tone\"?"), "{}", e.0);
+        // A prompt that declares nothing is the server's to judge.
+        assert!(check_prompt(&args(&["any=1"]), &[]).is_ok());
     }
 
     #[test]
     fn a_closed_schema_refuses_unknown_names() {
         let s = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
-        let e = build(None, &pairs(&["b=1"]), Some(&s)).unwrap_err();
+        let e = build_checked(None, &pairs(&["b=1"]), Some(&s)).unwrap_err();
         assert!(e.0.contains("unknown argument \"b\""), "{}", e.0);
     }
 }

@@ -271,3 +271,31 @@ fn ctrl_c_cancels_the_request_and_exits_130() {
     );
     assert!(!log.contains("done after"), "{log}");
 }
+
+#[test]
+fn unknown_argument_names_are_refused_before_sending_with_a_suggestion() {
+    // The demo's `add` takes a and b; `bb` is a typo of b.
+    mcpwire()
+        .args(["call", "add", "a=2", "bb=3", "--", &demo_str()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("unknown argument \"bb\""))
+        .stderr(predicates::str::contains("did you mean \"b\"?"));
+    // Its prompt `greet` takes name.
+    mcpwire()
+        .args(["prompt", "greet", "nam=Ada", "--", &demo_str()])
+        .assert()
+        .code(1)
+        .stderr(predicates::str::contains("did you mean \"name\"?"));
+    // --no-check sends it anyway: the server then judges.
+    let out = mcpwire()
+        .args(["--no-check", "prompt", "greet", "name=Ada", "extra=1"])
+        .args(["--", &demo_str()])
+        .output()
+        .expect("runs");
+    assert!(
+        !stderr(&out).contains("unknown argument"),
+        "{}",
+        stderr(&out)
+    );
+}
