@@ -332,6 +332,10 @@ fn write_doc(
             o.elapsed.as_secs_f64()
         ));
     }
+    // Paths in the report relative to the workspace, whoever ran it where.
+    let root_prefix = format!("{}/", root.display());
+    let table = table.replace(&root_prefix, "");
+    let cli_table = cli_table.replace(&root_prefix, "");
     let (passed, failed) = tally(outcomes);
     let (cli_passed, cli_failed) = tally(cli_outcomes);
     let doc = format!(
