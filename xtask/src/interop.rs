@@ -1,102 +1,82 @@
 //! `cargo xtask interop`: our client against real MCP servers written by
-//! others, one case per server and transport.
+//! others, one case per server and mode.
 //!
-//! The servers are the ones `cargo xtask servers` installs (npm
-//! `server-everything` and `server-filesystem`, the Python SDK with a script
-//! kept in the repository, the Python SDK 1.x's WebSocket server with
-//! another, `mcp-server-time`, and `fastmcp` requiring authorization: its
-//! in-memory OAuth provider, a static bearer token, JWTs). Each case runs the
-//! `mcpwire-conformance interop` binary with the client's default settings:
-//! connect (for HTTP, from the URL alone through the automatic fallback),
-//! list the tools and call one, read a resource and get a prompt where the
-//! server offers them, close. The `fleet` case writes a Claude Desktop style
-//! configuration file naming server-everything (stdio and Streamable HTTP),
-//! server-filesystem and the Python SDK server, and runs the client's
-//! `fleet` mode: the manager loads it, starts every server at once, lists
-//! the aggregated tools and calls one of each server by its public name. It prints one line per case and
-//! `N passed, M failed`, writes `docs/interop.md` when every case ran, and
-//! fails on any failure.
+//! The servers are the ones `cargo xtask servers` installs and the ones kept
+//! in the repository (see [`cases`]): every server mode of each official SDK
+//! this machine can install (the Python SDK 1.x and 2.x, fastmcp, the
+//! TypeScript SDK 1.x and the 2.x `@modelcontextprotocol/server`, rmcp),
+//! the published npm and PyPI servers, fastmcp requiring authorization, and
+//! a fleet. Each case runs the `mcpwire-conformance interop` binary with the
+//! client's default settings: connect (for HTTP, from the URL alone through
+//! the automatic fallback), list the tools and call one with a progress
+//! handler, read a resource and get a prompt where the server offers them,
+//! close; it prints the era and protocol version the client chose. The
+//! `fleet` case writes a Claude Desktop style configuration file and runs
+//! the client's `fleet` mode: the manager loads it, starts every server at
+//! once, lists the aggregated tools and calls one of each server by its
+//! public name.
 //!
-//! HTTP servers bind 127.0.0.1 on a free port (the npm server, which listens
-//! on every interface and has no host option, through a `node --require`
+//! Then the cases that need no authorization run once more through the
+//! `mcpwire` command, with and without `-v` (see [`cli`]). Each part prints
+//! one line per case, `N passed, M failed` and its elapsed time; the run
+//! writes `docs/interop.md` when every case ran, and fails on any failure.
+//!
+//! Cases run two at a time (`--jobs N` to change it): each has its own
+//! free port, log files and process groups, so they share nothing. HTTP
+//! servers bind 127.0.0.1 on a free port (the npm server, which listens on
+//! every interface and has no host option, through a `node --require`
 //! preload) and run in their own process group, which is stopped at the end
 //! of the case whatever happened. Stdio servers are spawned and stopped by
 //! the client itself; the client runs in its own process group too, so a
 //! case that overruns its time is stopped with everything it started.
 
-use std::net::{SocketAddr, TcpListener, TcpStream};
+mod cases;
+mod cli;
+mod process;
+
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use std::os::unix::process::CommandExt;
-
-use rustix::process::{Pid, Signal, kill_process_group};
-
-use crate::cmd::{cargo, display, run};
+use crate::cmd::{cargo, run};
 use crate::servers;
+use cases::{Case, Transport, path_str};
+use process::{Group, last_line, start_http};
 
 const CLIENT_PACKAGE: &str = "mcpwire-conformance";
+const CLI_PACKAGE: &str = "mcpwire-cli";
+const RMCP_PACKAGE: &str = "mcpwire-interop-rmcp-server";
+/// What `docs/interop.md` says above the tables this run writes.
+const DOC_HEAD: &str = include_str!("interop/doc.md");
 /// How long one case may take, client and server start included.
 const CASE_WALL_TIME: Duration = Duration::from_secs(120);
-/// How long an HTTP server may take to listen.
-const LISTEN_WAIT: Duration = Duration::from_secs(60);
-
-/// How the case reaches its server.
-enum Transport {
-    /// The client spawns `program args...` and talks over stdin/stdout.
-    Stdio {
-        program: PathBuf,
-        args: Vec<String>,
-        env: Vec<(&'static str, String)>,
-    },
-    /// We start `program args...` with `PORT` (and `port_arg`) set to a free
-    /// port, then the client connects to `{scheme}://127.0.0.1:PORT{path}`
-    /// (`http`, or `ws` for a WebSocket server).
-    Http {
-        program: PathBuf,
-        args: Vec<String>,
-        /// Whether the port is also passed as the last argument.
-        port_arg: bool,
-        scheme: &'static str,
-        path: &'static str,
-        /// Environment for both the server and the client (a shared token,
-        /// where a token file goes).
-        env: Vec<(&'static str, String)>,
-    },
-    /// A Claude Desktop style configuration file naming these stdio servers
-    /// (name, program, arguments) and, by its URL, the `http` server (which
-    /// we start), loaded and used through the manager (the client's `fleet`
-    /// mode).
-    Fleet {
-        stdio: Vec<(&'static str, PathBuf, Vec<String>)>,
-        http: (&'static str, Box<Transport>),
-    },
-}
-
-struct Case {
-    server: &'static str,
-    transport: &'static str,
-    how: Transport,
-    /// Extra arguments for the client (`--tool`, `--arguments`...).
-    client_args: Vec<String>,
-}
 
 struct Outcome {
-    server: &'static str,
-    transport: &'static str,
+    name: String,
     result: Result<String, String>,
     elapsed: Duration,
 }
 
-/// Runs every case (or those whose `server/transport` contains the text
-/// given with `--only`).
+/// Runs every case (or those whose `server/mode` contains the text given
+/// with `--only`), `--jobs N` at a time; `--no-cli` leaves out the runs of
+/// the `mcpwire` command.
 pub(crate) fn interop(root: &Path, args: &[String]) -> Result<(), String> {
-    let mut only = None;
+    let started = Instant::now();
+    let (mut only, mut jobs, mut with_cli) = (None, 2, true);
     let mut it = args.iter();
     while let Some(a) = it.next() {
         match a.as_str() {
             "--only" => only = Some(it.next().ok_or("--only needs a text")?.clone()),
+            "--jobs" => {
+                jobs = it
+                    .next()
+                    .and_then(|n| n.parse::<usize>().ok())
+                    .filter(|n| *n > 0)
+                    .ok_or("--jobs needs a number above 0")?;
+            }
+            "--no-cli" => with_cli = false,
             other => return Err(format!("unknown argument `{other}`")),
         }
     }
@@ -106,36 +86,63 @@ pub(crate) fn interop(root: &Path, args: &[String]) -> Result<(), String> {
         Some(dir) => PathBuf::from(dir),
         None => servers::install(root)?,
     };
-    run(cargo().args(["build", "--quiet", "-p", CLIENT_PACKAGE]))?;
-    let client = root.join("target").join("debug").join(CLIENT_PACKAGE);
+    run(cargo().args([
+        "build",
+        "--quiet",
+        "-p",
+        CLIENT_PACKAGE,
+        "-p",
+        CLI_PACKAGE,
+        "-p",
+        RMCP_PACKAGE,
+    ]))?;
+    let bin = root.join("target").join("debug");
+    let client = bin.join(CLIENT_PACKAGE);
+    let mcpwire = bin.join("mcpwire");
     let work = root.join("target").join("interop");
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(work.join("logs")).map_err(|e| e.to_string())?;
 
-    let mut outcomes = Vec::new();
-    for case in cases(root, &dir, &work)? {
-        let name = format!("{}/{}", case.server, case.transport);
-        if only.as_ref().is_some_and(|o| !name.contains(o.as_str())) {
-            continue;
-        }
-        let start = Instant::now();
-        let result = run_case(&client, &case, &work);
-        let outcome = Outcome {
-            server: case.server,
-            transport: case.transport,
-            result,
-            elapsed: start.elapsed(),
-        };
-        println!("{}", line(&outcome));
-        outcomes.push(outcome);
+    let all = cases::cases(root, &dir, &bin.join(RMCP_PACKAGE), &work)?;
+    let chosen: Vec<&Case> = all
+        .iter()
+        .filter(|c| only.as_ref().is_none_or(|o| c.name().contains(o.as_str())))
+        .collect();
+
+    let client_started = Instant::now();
+    let outcomes = parallel(&chosen, jobs, |case| run_case(&client, case, &work));
+    let client_time = client_started.elapsed();
+    let (passed, failed) = tally(&outcomes);
+    println!(
+        "client: {passed} passed, {failed} failed ({:.0} s)",
+        client_time.as_secs_f64()
+    );
+
+    let cli_chosen: Vec<&Case> = chosen
+        .iter()
+        .copied()
+        .filter(|c| with_cli && c.cli.is_some())
+        .collect();
+    let cli_started = Instant::now();
+    let cli_outcomes = parallel(&cli_chosen, jobs, |case| cli::run(&mcpwire, case, &work));
+    let cli_time = cli_started.elapsed();
+    let (cli_passed, cli_failed) = tally(&cli_outcomes);
+    if with_cli {
+        println!(
+            "mcpwire command: {cli_passed} passed, {cli_failed} failed ({:.0} s)",
+            cli_time.as_secs_f64()
+        );
     }
 
-    let passed = outcomes.iter().filter(|o| o.result.is_ok()).count();
-    let failed = outcomes.len() - passed;
-    if only.is_none() {
-        write_doc(root, &outcomes)?;
+    let total = started.elapsed();
+    if only.is_none() && with_cli {
+        write_doc(root, &outcomes, &cli_outcomes, client_time, cli_time, jobs)?;
     }
-    println!("{passed} passed, {failed} failed");
+    let (passed, failed) = (passed + cli_passed, failed + cli_failed);
+    println!(
+        "{passed} passed, {failed} failed in {:.0} s",
+        total.as_secs_f64()
+    );
     if failed == 0 {
         Ok(())
     } else {
@@ -146,265 +153,46 @@ pub(crate) fn interop(root: &Path, args: &[String]) -> Result<(), String> {
     }
 }
 
-/// The cases, in the order they run.
-fn cases(root: &Path, dir: &Path, work: &Path) -> Result<Vec<Case>, String> {
-    let node = PathBuf::from("node");
-    let npm = dir
-        .join("npm")
-        .join("node_modules")
-        .join("@modelcontextprotocol");
-    let everything = path_str(&npm.join("server-everything").join("dist").join("index.js"))?;
-    let filesystem = path_str(&npm.join("server-filesystem").join("dist").join("index.js"))?;
-    // The npm server listens on every interface and has no host option: this
-    // preload binds every `listen()` without a host to 127.0.0.1.
-    let loopback = path_str(
-        &root
-            .join("crates")
-            .join("transport-http")
-            .join("tests")
-            .join("servers")
-            .join("loopback.js"),
-    )?;
-    let python = dir.join("venv").join("bin").join("python");
-    let script = path_str(
-        &root
-            .join("crates")
-            .join("conformance-client")
-            .join("interop")
-            .join("mcpserver.py"),
-    )?;
-    let time = dir.join("venv").join("bin").join("mcp-server-time");
-    // The Python SDK 1.x, for its WebSocket server (mcp 2.x has none).
-    let python1 = dir.join("venv-mcp1").join("bin").join("python");
-    let ws_script = path_str(
-        &root
-            .join("crates")
-            .join("transport-ws")
-            .join("tests")
-            .join("servers")
-            .join("mcp1_ws_server.py"),
-    )?;
-
-    // The filesystem server gets a directory of its own with one file in it.
-    let fs_root = work.join("fs-root");
-    std::fs::create_dir_all(&fs_root).map_err(|e| e.to_string())?;
-    std::fs::write(fs_root.join("hello.txt"), "hello from mcpwire interop\n")
-        .map_err(|e| e.to_string())?;
-    let fs_root = path_str(&fs_root)?;
-
-    let args = |a: &[&str]| a.iter().map(|s| s.to_string()).collect::<Vec<_>>();
-    let echo = args(&[
-        "--tool",
-        "echo",
-        "--arguments",
-        r#"{"message":"hello from mcpwire"}"#,
-    ]);
-    let add = args(&["--tool", "add", "--arguments", r#"{"a":2,"b":3}"#]);
-    let everything_http = |mode: &str, path| Transport::Http {
-        program: node.clone(),
-        args: vec![
-            "--require".into(),
-            loopback.clone(),
-            everything.clone(),
-            mode.into(),
-        ],
-        port_arg: false,
-        scheme: "http",
-        path,
-        env: Vec::new(),
-    };
-    let python_http = |mode: &str, path| Transport::Http {
-        program: python.clone(),
-        args: vec![script.clone(), mode.into()],
-        port_arg: true,
-        scheme: "http",
-        path,
-        env: Vec::new(),
-    };
-    // fastmcp servers that require authorization; the client reaches each
-    // by its URL, with one authorization setting.
-    let fastmcp = path_str(
-        &root
-            .join("crates")
-            .join("conformance-client")
-            .join("interop")
-            .join("fastmcp_auth.py"),
-    )?;
-    let fastmcp_http = |mode: &str, env| Transport::Http {
-        program: python.clone(),
-        args: vec![fastmcp.clone(), mode.into()],
-        port_arg: true,
-        scheme: "http",
-        path: "/mcp",
-        env,
-    };
-    let token_file = path_str(&work.join("fastmcp-jwt.token"))?;
-    // A fresh token per run: nothing to keep secret, nothing to reuse.
-    let static_token = format!("interop-{:x}", std::process::id() as u64 * 0x9e37_79b9 + 17);
-    let fleet = Case {
-        server: "fleet",
-        transport: "config file",
-        how: Transport::Fleet {
-            stdio: vec![
-                (
-                    "everything",
-                    node.clone(),
-                    vec![everything.clone(), "stdio".into()],
-                ),
-                (
-                    "filesystem",
-                    node.clone(),
-                    vec![filesystem.clone(), fs_root.clone()],
-                ),
-                (
-                    "python",
-                    python.clone(),
-                    vec![script.clone(), "stdio".into()],
-                ),
-            ],
-            http: (
-                "everything-http",
-                Box::new(everything_http("streamableHttp", "/mcp")),
-            ),
-        },
-        client_args: vec![
-            "--call".into(),
-            "everything__echo".into(),
-            r#"{"message":"hello from the fleet"}"#.into(),
-            "--call".into(),
-            "everything-http__echo".into(),
-            r#"{"message":"hello from the fleet"}"#.into(),
-            "--call".into(),
-            "filesystem__read_text_file".into(),
-            serde_json::json!({ "path": format!("{fs_root}/hello.txt") }).to_string(),
-            "--call".into(),
-            "python__add".into(),
-            r#"{"a":2,"b":3}"#.into(),
-        ],
-    };
-    Ok(vec![
-        Case {
-            server: "server-everything",
-            transport: "stdio",
-            how: Transport::Stdio {
-                program: node.clone(),
-                args: vec![everything.clone(), "stdio".into()],
-                env: Vec::new(),
-            },
-            client_args: echo.clone(),
-        },
-        Case {
-            server: "server-everything",
-            transport: "streamableHttp",
-            how: everything_http("streamableHttp", "/mcp"),
-            client_args: echo.clone(),
-        },
-        Case {
-            server: "server-everything",
-            transport: "sse",
-            how: everything_http("sse", "/sse"),
-            client_args: echo,
-        },
-        Case {
-            server: "server-filesystem",
-            transport: "stdio",
-            how: Transport::Stdio {
-                program: node.clone(),
-                args: vec![filesystem.clone(), fs_root.clone()],
-                env: Vec::new(),
-            },
-            client_args: vec![
-                "--tool".into(),
-                "read_text_file".into(),
-                "--arguments".into(),
-                serde_json::json!({ "path": format!("{fs_root}/hello.txt") }).to_string(),
-            ],
-        },
-        Case {
-            server: "python-sdk",
-            transport: "stdio",
-            how: Transport::Stdio {
-                program: python.clone(),
-                args: vec![script.clone(), "stdio".into()],
-                env: Vec::new(),
-            },
-            client_args: add.clone(),
-        },
-        Case {
-            server: "python-sdk",
-            transport: "streamable-http",
-            how: python_http("streamable-http", "/mcp"),
-            client_args: add.clone(),
-        },
-        Case {
-            server: "python-sdk",
-            transport: "sse",
-            how: python_http("sse", "/sse"),
-            client_args: add.clone(),
-        },
-        Case {
-            server: "python-sdk-1",
-            transport: "websocket",
-            how: Transport::Http {
-                program: python1,
-                args: vec![ws_script],
-                port_arg: true,
-                scheme: "ws",
-                path: "/ws",
-                env: Vec::new(),
-            },
-            client_args: add.clone(),
-        },
-        Case {
-            server: "mcp-server-time",
-            transport: "stdio",
-            how: Transport::Stdio {
-                program: time,
-                args: Vec::new(),
-                // Its local timezone comes from TZ; the client passes only a
-                // safe allow-list of the environment.
-                env: vec![("TZ", "UTC".into())],
-            },
-            client_args: args(&[
-                "--tool",
-                "get_current_time",
-                "--arguments",
-                r#"{"timezone":"UTC"}"#,
-            ]),
-        },
-        Case {
-            server: "fastmcp",
-            transport: "http+oauth",
-            how: fastmcp_http("oauth", Vec::new()),
-            client_args: [add.clone(), args(&["--oauth-follow-location"])].concat(),
-        },
-        Case {
-            server: "fastmcp",
-            transport: "http+bearer",
-            how: fastmcp_http("bearer", vec![("MCPWIRE_INTEROP_TOKEN", static_token)]),
-            client_args: [
-                add.clone(),
-                args(&["--bearer-env", "MCPWIRE_INTEROP_TOKEN"]),
-            ]
-            .concat(),
-        },
-        Case {
-            server: "fastmcp",
-            transport: "http+jwt",
-            how: fastmcp_http(
-                "jwt",
-                vec![("MCPWIRE_INTEROP_TOKEN_FILE", token_file.clone())],
-            ),
-            client_args: [add.clone(), args(&["--bearer-file", &token_file])].concat(),
-        },
-        fleet,
-    ])
+fn tally(outcomes: &[Outcome]) -> (usize, usize) {
+    let passed = outcomes.iter().filter(|o| o.result.is_ok()).count();
+    (passed, outcomes.len() - passed)
 }
 
-fn path_str(p: &Path) -> Result<String, String> {
-    p.to_str()
-        .map(str::to_owned)
-        .ok_or_else(|| format!("{} is not UTF-8", p.display()))
+/// Runs `f` on every case, `jobs` at a time, printing each outcome's line
+/// as it ends; returns the outcomes in the cases' order.
+fn parallel(
+    cases: &[&Case],
+    jobs: usize,
+    f: impl Fn(&Case) -> Result<String, String> + Sync,
+) -> Vec<Outcome> {
+    let next = AtomicUsize::new(0);
+    let done: Mutex<Vec<Option<Outcome>>> = Mutex::new(cases.iter().map(|_| None).collect());
+    std::thread::scope(|scope| {
+        for _ in 0..jobs.min(cases.len()) {
+            scope.spawn(|| {
+                loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(case) = cases.get(i) else { break };
+                    let start = Instant::now();
+                    let result = f(case);
+                    let outcome = Outcome {
+                        name: case.name(),
+                        result,
+                        elapsed: start.elapsed(),
+                    };
+                    println!("{}", line(&outcome));
+                    if let Ok(mut done) = done.lock() {
+                        done[i] = Some(outcome);
+                    }
+                }
+            });
+        }
+    });
+    done.into_inner()
+        .unwrap_or_default()
+        .into_iter()
+        .flatten()
+        .collect()
 }
 
 /// Runs one case: starts its HTTP server if it has one, runs the client,
@@ -412,7 +200,7 @@ fn path_str(p: &Path) -> Result<String, String> {
 fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
     let log = work
         .join("logs")
-        .join(format!("{}-{}.log", case.server, case.transport));
+        .join(format!("{}.log", cli::file_name(case)));
     let mut cmd = Command::new(client);
     // Kept alive until the client is done, then stopped with its group.
     let mut _server = None;
@@ -472,144 +260,16 @@ fn run_case(client: &Path, case: &Case, work: &Path) -> Result<String, String> {
     }
 }
 
-/// Starts the HTTP server `how` describes on a free port; returns it (in
-/// its process group) and the URL to reach it.
-fn start_http(how: &Transport, log: &Path) -> Result<(Group, String), String> {
-    let Transport::Http {
-        program,
-        args,
-        port_arg,
-        scheme,
-        path,
-        env,
-    } = how
-    else {
-        return Err("not an HTTP server".into());
+/// The era and protocol version at the start of a client summary
+/// (`era=modern 2026-07-28 ...`), and the rest.
+fn split_era(summary: &str) -> (Option<(&str, &str)>, &str) {
+    let Some(rest) = summary.strip_prefix("era=") else {
+        return (None, summary);
     };
-    let port = free_port()?;
-    let mut server = Command::new(program);
-    server.args(args).env("PORT", port.to_string());
-    server.envs(env.iter().map(|(k, v)| (*k, v)));
-    if *port_arg {
-        server.arg(port.to_string());
-    }
-    let server_log = log.with_extension("server.log");
-    let mut server = Group::spawn(&mut server, &server_log, &server_log)?;
-    wait_listening(&mut server, port)?;
-    Ok((server, format!("{scheme}://127.0.0.1:{port}{path}")))
-}
-
-fn last_line(text: &str) -> String {
-    text.lines()
-        .rev()
-        .find(|l| !l.trim().is_empty())
-        .unwrap_or("no output")
-        .to_owned()
-}
-
-fn free_port() -> Result<u16, String> {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("no free port: {e}"))
-}
-
-/// Waits until something accepts on 127.0.0.1:`port`, or the server exits.
-fn wait_listening(server: &mut Group, port: u16) -> Result<(), String> {
-    let addr = SocketAddr::from(([127, 0, 0, 1], port));
-    let start = Instant::now();
-    while start.elapsed() < LISTEN_WAIT {
-        if TcpStream::connect_timeout(&addr, Duration::from_millis(200)).is_ok() {
-            return Ok(());
-        }
-        if server.exited() {
-            return Err("the server exited before listening".into());
-        }
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Err(format!("the server never listened on {addr}"))
-}
-
-/// A process in a process group of its own; dropping it stops the whole
-/// group (SIGTERM, then SIGKILL after two seconds).
-struct Group {
-    child: Child,
-    done: bool,
-}
-
-impl Group {
-    /// Spawns `cmd` with its stdout to `out` and its stderr to `err` (which
-    /// may be the same file).
-    fn spawn(cmd: &mut Command, out: &Path, err: &Path) -> Result<Self, String> {
-        let create = |p: &Path| {
-            std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(p)
-                .map_err(|e| format!("{}: {e}", p.display()))
-        };
-        let (out, err) = (create(out)?, create(err)?);
-        eprintln!("$ {}", display(cmd));
-        let child = cmd
-            .process_group(0)
-            .stdin(Stdio::null())
-            .stdout(out)
-            .stderr(err)
-            .spawn()
-            .map_err(|e| format!("cannot run `{}`: {e}", display(cmd)))?;
-        Ok(Group { child, done: false })
-    }
-
-    /// Whether the leader has exited.
-    fn exited(&mut self) -> bool {
-        if matches!(self.child.try_wait(), Ok(Some(_))) {
-            self.done = true;
-        }
-        self.done
-    }
-
-    /// Waits up to `limit` for the leader to exit: `Some(success)`, or `None`
-    /// if it did not.
-    fn wait(&mut self, limit: Duration) -> Option<bool> {
-        let start = Instant::now();
-        loop {
-            match self.child.try_wait() {
-                Ok(Some(status)) => {
-                    self.done = true;
-                    return Some(status.success());
-                }
-                Ok(None) if start.elapsed() < limit => {
-                    std::thread::sleep(Duration::from_millis(50))
-                }
-                _ => return None,
-            }
-        }
-    }
-
-    fn signal(&self, signal: Signal) {
-        // The group id is the leader's pid (`process_group(0)`).
-        let pgid = i32::try_from(self.child.id()).ok().and_then(Pid::from_raw);
-        if let Some(pgid) = pgid {
-            let _ = kill_process_group(pgid, signal);
-        }
-    }
-}
-
-impl Drop for Group {
-    fn drop(&mut self) {
-        // The leader may be gone while others of its group live on (a
-        // wrapper's children): signal the group either way.
-        self.signal(Signal::TERM);
-        let start = Instant::now();
-        while !self.done && start.elapsed() < Duration::from_secs(2) {
-            if let Ok(Some(_)) = self.child.try_wait() {
-                self.done = true;
-            } else {
-                std::thread::sleep(Duration::from_millis(50));
-            }
-        }
-        self.signal(Signal::KILL);
-        let _ = self.child.wait();
+    let mut parts = rest.splitn(3, ' ');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(era), Some(version), rest) => (Some((era, version)), rest.unwrap_or_default()),
+        _ => (None, summary),
     }
 }
 
@@ -618,53 +278,89 @@ fn line(o: &Outcome) -> String {
         Ok(summary) => ("pass", summary.as_str()),
         Err(why) => ("FAIL", why.as_str()),
     };
+    let (era, detail) = match split_era(detail) {
+        (Some((era, version)), rest) => (format!("era={era} {version}"), rest),
+        (None, detail) => (String::new(), detail),
+    };
     format!(
-        "{:18} {:16} {verdict:4} {:5.1} s  {detail}",
-        o.server,
-        o.transport,
+        "{:32} {verdict:4} {era:24} {:5.1} s  {detail}",
+        o.name,
         o.elapsed.as_secs_f64()
     )
 }
 
-fn write_doc(root: &Path, outcomes: &[Outcome]) -> Result<(), String> {
+fn write_doc(
+    root: &Path,
+    outcomes: &[Outcome],
+    cli_outcomes: &[Outcome],
+    client_time: Duration,
+    cli_time: Duration,
+    jobs: usize,
+) -> Result<(), String> {
     let mut table = String::from(
-        "| server | transport | verdict | what the client did | time |\n| --- | --- | --- | --- | --- |\n",
+        "| server/mode | verdict | era | protocol | what the client did | time |\n\
+         | --- | --- | --- | --- | --- | --- |\n",
     );
     for o in outcomes {
         let (verdict, detail) = match &o.result {
-            Ok(summary) => ("pass", summary.clone()),
-            Err(why) => ("**FAIL**", why.clone()),
+            Ok(summary) => ("pass", summary.as_str()),
+            Err(why) => ("**FAIL**", why.as_str()),
+        };
+        let (era, version, detail) = match split_era(detail) {
+            (Some((era, version)), rest) => (era, version, rest),
+            (None, detail) => ("", "", detail),
         };
         table.push_str(&format!(
-            "| {} | {} | {verdict} | {} | {:.1} s |\n",
-            o.server,
-            o.transport,
+            "| {} | {verdict} | {era} | {version} | {} | {:.1} s |\n",
+            o.name,
             detail.replace('|', "\\|"),
             o.elapsed.as_secs_f64()
         ));
     }
+    let mut cli_table = String::from(
+        "| server/mode | verdict | what the command did | time |\n| --- | --- | --- | --- |\n",
+    );
+    for o in cli_outcomes {
+        let (verdict, detail) = match &o.result {
+            Ok(summary) => ("pass", summary.as_str()),
+            Err(why) => ("**FAIL**", why.as_str()),
+        };
+        cli_table.push_str(&format!(
+            "| {} | {verdict} | {} | {:.1} s |\n",
+            o.name,
+            detail.replace('|', "\\|"),
+            o.elapsed.as_secs_f64()
+        ));
+    }
+    // Paths in the report relative to the workspace, whoever ran it where.
+    let root_prefix = format!("{}/", root.display());
+    let table = table.replace(&root_prefix, "");
+    let cli_table = cli_table.replace(&root_prefix, "");
+    let (passed, failed) = tally(outcomes);
+    let (cli_passed, cli_failed) = tally(cli_outcomes);
     let doc = format!(
-        "# Interop\n\nProduced by `cargo xtask interop`: the client, with its default settings, \
-         against real MCP servers written by others, installed by `cargo xtask servers` \
-         (`xtask/src/servers.rs` pins the versions). Each case connects (HTTP: from the URL alone, \
-         through the automatic fallback), lists the tools and calls one, reads a resource and \
-         gets a prompt where the server offers them, and closes. HTTP servers bind 127.0.0.1 on \
-         a free port and run in their own process group, stopped after the case; the npm server \
-         is bound to loopback by a `node --require` preload \
-         (`crates/transport-http/tests/servers/loopback.js`). The Python SDK server is \
-         `crates/conformance-client/interop/mcpserver.py`; its WebSocket server (the SDK 1.x \
-         line, `mcp.server.websocket`) is `crates/transport-ws/tests/servers/mcp1_ws_server.py`. \
-         The `fleet` case loads a Claude Desktop \
-         style file naming server-everything (stdio and Streamable HTTP), server-filesystem and \
-         the Python SDK server into the manager, starts them at once and calls a tool of each \
-         by its public name. The transport column is the \
-         server's; the line starts with the transport the client settled on, and the \
-         parenthesis gives the protocol version and era the client chose by probing \
-         (`docs/eras.md`): the Python SDK 2.x, fastmcp 4 and mcp-server-time answer \
-         `server/discover` (2026-07-28), the npm servers do not (`initialize`). `cargo xtask interop \
-         --only TEXT` runs the cases whose `server/transport` contains TEXT; logs are under \
-         `target/interop/logs/`.\n\n{table}"
+        "{}\n## The client\n\n{passed} passed, {failed} failed in {:.0} s ({jobs} at a time).\n\n\
+         {table}\n## The `mcpwire` command\n\n{cli_passed} passed, {cli_failed} failed in {:.0} s \
+         ({jobs} at a time).\n\n{cli_table}",
+        DOC_HEAD.trim_end(),
+        client_time.as_secs_f64(),
+        cli_time.as_secs_f64()
     );
     let path = root.join("docs").join("interop.md");
     std::fs::write(&path, doc).map_err(|e| format!("{}: {e}", path.display()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::split_era;
+
+    #[test]
+    fn the_era_is_split_off_a_client_summary() {
+        let (era, rest) = split_era("era=legacy 2025-06-18 stdio: x; 2 tools");
+        assert_eq!(era, Some(("legacy", "2025-06-18")));
+        assert_eq!(rest, "stdio: x; 2 tools");
+        let (era, rest) = split_era("4 servers, 41 tools");
+        assert_eq!(era, None);
+        assert_eq!(rest, "4 servers, 41 tools");
+    }
 }

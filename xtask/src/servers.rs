@@ -3,12 +3,19 @@
 //! run next month talk to the same servers.
 //!
 //! Layout (tests find it through [`DIR_ENV`]):
-//! - `npm/node_modules/.bin/mcp-server-everything`, `.../mcp-server-filesystem`
-//! - `venv/bin/python` with the `mcp` SDK and `fastmcp`, and
+//! - `npm/node_modules/.bin/mcp-server-everything`, `.../mcp-server-filesystem`,
+//!   and the TypeScript SDKs the interop scripts `require` (through
+//!   `NODE_PATH`): `@modelcontextprotocol/sdk` (1.x) and the 2.x server
+//!   packages `@modelcontextprotocol/server` and `@modelcontextprotocol/node`
+//! - `venv/bin/python` with the `mcp` SDK 2.x and `fastmcp`, and
 //!   `venv/bin/mcp-server-time`
 //! - `venv-mcp1/bin/python` with the `mcp` SDK 1.x and its `ws` extra: the
-//!   last SDK line with a WebSocket server (`mcp.server.websocket`; mcp 2.x
-//!   dropped it), for the WebSocket transport's tests
+//!   interop matrix's Python SDK 1.x server, and the last SDK line with a
+//!   WebSocket server (`mcp.server.websocket`; mcp 2.x dropped it), for the
+//!   WebSocket transport's tests
+//!
+//! The rmcp server is a crate of the workspace (`crates/interop-rmcp-server`),
+//! built by `cargo xtask interop`.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -21,14 +28,16 @@ pub(crate) const DIR_ENV: &str = "MCPWIRE_SERVERS_DIR";
 const NPM_PACKAGES: &[&str] = &[
     "@modelcontextprotocol/server-everything@2026.8.31",
     "@modelcontextprotocol/server-filesystem@2026.8.31",
+    "@modelcontextprotocol/sdk@1.32.2",
+    "@modelcontextprotocol/server@2.4.0",
+    "@modelcontextprotocol/node@2.1.2",
 ];
-/// fastmcp (4.0.11: the 4.1 line wants a certifi release PyPI does not
-/// have yet) serves the authorization cases:
-/// its in-memory OAuth provider, static bearer tokens and JWTs.
+/// fastmcp serves its own rows of the interop matrix and the authorization
+/// cases: its in-memory OAuth provider, static bearer tokens and JWTs.
 const PY_PACKAGES: &[&str] = &[
     "mcp==2.3.0",
     "mcp-server-time==2026.10.19",
-    "fastmcp==4.0.11",
+    "fastmcp==4.2.3",
 ];
 /// In a virtualenv of their own: mcp 1.x and 2.x cannot share one.
 const PY_MCP1_PACKAGES: &[&str] = &["mcp[ws]==1.30.0"];

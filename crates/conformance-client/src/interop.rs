@@ -7,6 +7,8 @@
 //! prints one line saying what it did; on failure it says which step failed.
 
 use std::ffi::OsString;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use mcpwire::auth::{Auth, FollowLocation, OAuthConfig};
 use mcpwire::client::types::{Arguments, Prompt, Resource};
@@ -20,7 +22,8 @@ use crate::scenario::chain;
 
 /// How interop mode is invoked.
 pub(crate) const USAGE: &str = "usage: mcpwire-conformance interop [--tool NAME] [--arguments JSON] \
-[--resource URI] [--prompt NAME] [--prompt-arguments JSON] [--env KEY=VALUE]... \
+[--expect-progress] [--resource URI] [--prompt NAME] [--prompt-arguments JSON] \
+[--env KEY=VALUE]... \
 [--oauth-follow-location | --bearer-env VAR | --bearer-file PATH] \
 (--url URL | --stdio PROGRAM [ARG]...)";
 
@@ -56,6 +59,8 @@ pub(crate) struct Case {
     server: Server,
     tool: Option<String>,
     arguments: Option<Value>,
+    /// Whether the tool call must see at least one progress notification.
+    expect_progress: bool,
     resource: Option<String>,
     prompt: Option<String>,
     prompt_arguments: Option<Arguments>,
@@ -71,6 +76,7 @@ impl Case {
             (None, None, None, None, None);
         let mut env = Vec::new();
         let mut authorize = None;
+        let mut expect_progress = false;
         while let Some(flag) = it.next() {
             let mut value = || {
                 it.next()
@@ -80,6 +86,7 @@ impl Case {
             match flag.as_str() {
                 "--tool" => tool = Some(value()?),
                 "--arguments" => arguments = Some(json(&value()?)?),
+                "--expect-progress" => expect_progress = true,
                 "--resource" => resource = Some(value()?),
                 "--prompt" => prompt = Some(value()?),
                 "--prompt-arguments" => match json(&value()?)? {
@@ -121,6 +128,7 @@ impl Case {
             server,
             tool,
             arguments,
+            expect_progress,
             resource,
             prompt,
             prompt_arguments,
@@ -175,10 +183,16 @@ impl Case {
                 (client, "stdio", None)
             }
         };
+        // The era and version first: `cargo xtask interop` reads them there.
+        let chose = format!(
+            "era={} {}",
+            client.era().map_or("none", |e| e.as_str()),
+            client.protocol_version().unwrap_or_else(|| "none".into())
+        );
         let outcome = self.exercise(&client).await;
         client.close().await;
         let done = outcome?;
-        println!("{transport}: {done}");
+        println!("{chose} {transport}: {done}");
         Ok(())
     }
 
@@ -188,11 +202,7 @@ impl Case {
             .server_info()
             .map(|i| format!("{} {}", i.name, i.version).trim().to_owned())
             .unwrap_or_default();
-        let mut done = vec![format!(
-            "{server} (protocol {}, {} era)",
-            client.protocol_version().unwrap_or_default(),
-            client.era().map_or("no", |e| e.as_str())
-        )];
+        let mut done = vec![server];
         let caps = client.server_capabilities().unwrap_or_default();
 
         let tools = client
@@ -205,8 +215,15 @@ impl Case {
             .arguments
             .clone()
             .unwrap_or_else(|| arguments::from_schema(&tool.input_schema));
+        // Every call carries a progress handler (so a progress token); the
+        // notifications that arrive before the result are counted.
+        let progress = Arc::new(AtomicUsize::new(0));
+        let seen = Arc::clone(&progress);
         let result = client
             .call_tool(&tool.name, &args)
+            .on_progress(move |_| {
+                seen.fetch_add(1, Ordering::Relaxed);
+            })
             .await
             .map_err(|e| format!("tools/call {}: {}", tool.name, chain(&e)))?;
         if result.is_error == Some(true) {
@@ -216,7 +233,18 @@ impl Case {
                 result.text()
             ));
         }
-        done.push(format!("{} tools, called {}", tools.len(), tool.name));
+        let progress = progress.load(Ordering::Relaxed);
+        if self.expect_progress && progress == 0 {
+            return Err(format!(
+                "tools/call {}: no progress notification arrived before the result",
+                tool.name
+            ));
+        }
+        done.push(format!(
+            "{} tools, called {} ({progress} progress)",
+            tools.len(),
+            tool.name
+        ));
 
         if caps.resources.is_some() {
             let resources = client
@@ -336,6 +364,7 @@ mod tests {
             r#"{"m":1}"#,
             "--env",
             "TZ=UTC",
+            "--expect-progress",
             "--stdio",
             "node",
             "server.js",
@@ -344,6 +373,7 @@ mod tests {
         ]))
         .unwrap();
         assert_eq!(case.tool.as_deref(), Some("echo"));
+        assert!(case.expect_progress);
         assert_eq!(case.arguments, Some(serde_json::json!({"m": 1})));
         assert_eq!(
             case.server,
