@@ -293,11 +293,22 @@ fn info(c: &Client) -> Shown {
         .initialize_result()
         .map(|i| to_value(&*i))
         .unwrap_or(Value::Null);
+    let text = info_text(&init);
+    Shown::one(init, text)
+}
+
+/// `info`'s lines for an `initialize` result (or the stateless era's
+/// equivalent).
+fn info_text(init: &Value) -> String {
     let mut text = String::new();
     let s = &init["serverInfo"];
     let name = s["name"].as_str().unwrap_or("?");
-    let version = s["version"].as_str().unwrap_or("?");
-    text.push_str(&format!("server        {name} {version}"));
+    text.push_str(&format!("server        {name}"));
+    // A server may send an empty version: no trailing blank for it.
+    if let Some(version) = s["version"].as_str().filter(|v| !v.trim().is_empty()) {
+        text.push(' ');
+        text.push_str(version);
+    }
     if let Some(title) = s["title"].as_str() {
         text.push_str(&format!(" ({title})"));
     }
@@ -329,11 +340,30 @@ fn info(c: &Client) -> Shown {
                 .collect()
         })
         .unwrap_or_default();
-    text.push_str(&format!("capabilities  {}\n", caps.join(", ")));
+    if caps.is_empty() {
+        text.push_str("capabilities  none\n");
+    } else {
+        text.push_str(&format!("capabilities  {}\n", caps.join(", ")));
+    }
     if let Some(i) = init["instructions"].as_str() {
         text.push_str(&format!("instructions  {}\n", i.trim()));
     }
-    Shown::one(init, text)
+    text
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_leaves_out_an_empty_version_without_a_trailing_blank() {
+        let text = info_text(&json!({"serverInfo": {"name": "s", "version": ""},
+            "protocolVersion": "2025-11-25", "capabilities": {}}));
+        assert!(text.starts_with("server        s\n"), "{text:?}");
+        assert!(text.lines().all(|l| l == l.trim_end()), "{text:?}");
+        let text = info_text(&json!({"serverInfo": {"name": "s", "version": "1.2"}}));
+        assert!(text.starts_with("server        s 1.2\n"), "{text:?}");
+    }
 }
 
 async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
