@@ -71,6 +71,11 @@ pub(crate) struct Global {
     /// Same as --format json.
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// Show a local server's own stderr (its warnings, tracebacks) as it
+    /// comes; the default on a terminal and with -v. Otherwise its last
+    /// lines are kept for the error message if it fails.
+    #[arg(long = "server-stderr", global = true)]
+    pub(crate) server_stderr: bool,
     /// Send arguments whose names the tool's or prompt's schema does not
     /// list (they are refused before sending otherwise).
     #[arg(long = "no-check", global = true)]

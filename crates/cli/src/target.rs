@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpwire::auth::{Auth, AuthError, FileStore, OAuthConfig, PendingRedirect, RedirectStep};
+use mcpwire::client::types::LoggingLevel;
 use mcpwire::config::{Config, HttpMode as ConfigMode, LoadOptions, ResolvedTransport};
 use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
 use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
@@ -233,9 +234,13 @@ fn stdio_server(global: &Global, mut config: StdioConfig) -> Result<Server, Fail
     if let Some(cwd) = &global.cwd {
         config = config.cwd(cwd);
     }
-    // -v shows the server's stderr as it comes; otherwise its tail is kept
-    // for the error message if it fails.
-    let stderr = if global.verbose {
+    // Shown as it comes when asked for, with -v, or to a person at a
+    // terminal; otherwise (a script) its tail is kept for the error
+    // message if it fails.
+    let shown = global.verbose
+        || global.server_stderr
+        || std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let stderr = if shown {
         StderrMode::Inherit
     } else {
         StderrMode::Discard
@@ -336,7 +341,11 @@ pub(crate) fn server(global: &Global, target: &Target) -> Result<Server, Failure
 pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
     Ok(ClientConfig::new()
         .request_timeout(seconds(global.timeout, "--timeout")?)
-        .init_timeout(seconds(global.connect_timeout, "--connect-timeout")?))
+        .init_timeout(seconds(global.connect_timeout, "--connect-timeout")?)
+        // Servers of the stateless era send log messages only to requests
+        // that ask for a level; those of the initialize era send theirs
+        // unasked. Info and above, on stderr, in both.
+        .log_level(LoggingLevel::Info))
 }
 
 /// Connects to `target` and hand-shakes, logging every message with `-v`.
@@ -344,7 +353,7 @@ pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, 
     let server = server(global, target)?;
     let mut config = client_config(global)?;
     if global.verbose {
-        config = config.tap(std::sync::Arc::new(wire_log::WireLog));
+        config = config.tap(Arc::new(wire_log::WireLog));
     }
     let connecting = format!("cannot connect to {}", target.describe());
     let factory = server

@@ -127,3 +127,37 @@ fn verbose_negotiates_the_same_era_and_sends_the_same_headers() {
     assert!(verbose.contains("--> {"), "{verbose}");
     assert!(verbose.contains("<-- {"), "{verbose}");
 }
+
+#[test]
+fn server_log_messages_reach_stderr_in_the_stateless_era() {
+    // The stateless revision sends log messages only for requests that ask
+    // for a level: the command asks for info and above, as servers of the
+    // initialize era send by default.
+    let out = mcpwire()
+        .args(["call", "add", "a=2", "b=3", "--", "python3", &script()])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "5\n");
+    assert!(
+        stderr(&out).contains("[server info] adding 2 and 3"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn a_local_servers_own_stderr_is_shown_when_asked_for() {
+    let run = |extra: &[&str]| {
+        let out = mcpwire()
+            .args(extra)
+            .args(["tools", "--", "python3", &script()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        stderr(&out)
+    };
+    // Not a terminal here: quiet unless asked.
+    assert!(!run(&[]).contains("stateless-py: starting"));
+    assert!(run(&["--server-stderr"]).contains("stateless-py: starting"));
+}

@@ -41,6 +41,13 @@ def answer(msg):
         args = msg["params"].get("arguments", {})
         total = args.get("a", 0) + args.get("b", 0)
         result = {"resultType": "complete", "content": [{"type": "text", "text": str(total)}]}
+        # Log messages only for a request that asks for them, at or above
+        # the level it names (the stateless revision has no setLevel).
+        level = msg["params"].get("_meta", {}).get("io.modelcontextprotocol/logLevel")
+        if level in ("debug", "info"):
+            log = {"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "data": f"adding {args.get('a')} and {args.get('b')}"}}
+            print(json.dumps(log), flush=True)
     else:
         return {"jsonrpc": "2.0", "id": msg["id"],
                 "error": {"code": -32601, "message": f"Method not found: {method}"}}
@@ -81,6 +88,7 @@ class Handler(BaseHTTPRequestHandler):
 
 
 def main():
+    print("stateless-py: starting", file=sys.stderr, flush=True)
     if sys.argv[1:] == ["http"]:
         server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         print(server.server_address[1], flush=True)
