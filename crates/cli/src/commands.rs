@@ -351,21 +351,6 @@ fn info_text(init: &Value) -> String {
     text
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn info_leaves_out_an_empty_version_without_a_trailing_blank() {
-        let text = info_text(&json!({"serverInfo": {"name": "s", "version": ""},
-            "protocolVersion": "2025-11-25", "capabilities": {}}));
-        assert!(text.starts_with("server        s\n"), "{text:?}");
-        assert!(text.lines().all(|l| l == l.trim_end()), "{text:?}");
-        let text = info_text(&json!({"serverInfo": {"name": "s", "version": "1.2"}}));
-        assert!(text.starts_with("server        s 1.2\n"), "{text:?}");
-    }
-}
-
 async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
     let tools = r
         .client
@@ -487,4 +472,19 @@ fn write_contents(path: &Path, contents: &[mcpwire::ResourceContents]) -> Result
         bytes.len(),
         path.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn info_leaves_out_an_empty_version_without_a_trailing_blank() {
+        let text = info_text(&json!({"serverInfo": {"name": "s", "version": ""},
+            "protocolVersion": "2025-11-25", "capabilities": {}}));
+        assert!(text.starts_with("server        s\n"), "{text:?}");
+        assert!(text.lines().all(|l| l == l.trim_end()), "{text:?}");
+        let text = info_text(&json!({"serverInfo": {"name": "s", "version": "1.2"}}));
+        assert!(text.starts_with("server        s 1.2\n"), "{text:?}");
+    }
 }
