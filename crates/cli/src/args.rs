@@ -45,9 +45,17 @@ pub(crate) struct Global {
     /// An HTTP header for a remote server, "Name: value"; repeatable.
     #[arg(short = 'H', long = "header", global = true, value_name = "K: V")]
     pub(crate) headers: Vec<String>,
-    /// An environment variable for a local server, K=V; repeatable.
+    /// An environment variable for a local server, K=V; repeatable. A
+    /// local server gets only a safe few of this environment's variables
+    /// (PATH, HOME, USER, LOGNAME, SHELL, TERM, and on Windows what
+    /// programs need there), plus these, --pass-env, and its configuration
+    /// entry's `env`.
     #[arg(short = 'e', long = "env", global = true, value_name = "K=V")]
     pub(crate) env: Vec<String>,
+    /// Passes this environment's variable NAME on to a local server (a
+    /// token, a proxy setting); repeatable.
+    #[arg(long = "pass-env", global = true, value_name = "NAME")]
+    pub(crate) pass_env: Vec<String>,
     /// The working directory of a local server.
     #[arg(long, global = true, value_name = "DIR")]
     pub(crate) cwd: Option<PathBuf>,

@@ -227,6 +227,12 @@ fn headers(global: &Global, target: &Target) -> Result<Vec<(HeaderName, HeaderVa
 }
 
 fn stdio_server(global: &Global, mut config: StdioConfig) -> Result<Server, Failure> {
+    for name in &global.pass_env {
+        match std::env::var_os(name) {
+            Some(value) => config = config.env(name, value),
+            None => eprintln!("note: --pass-env {name}: not set here, so not passed"),
+        }
+    }
     for raw in &global.env {
         let (k, v) = parse_env(raw)?;
         config = config.env(k, v);

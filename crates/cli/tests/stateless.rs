@@ -161,3 +161,24 @@ fn a_local_servers_own_stderr_is_shown_when_asked_for() {
     assert!(!run(&[]).contains("stateless-py: starting"));
     assert!(run(&["--server-stderr"]).contains("stateless-py: starting"));
 }
+
+#[test]
+fn a_variable_reaches_a_local_server_only_when_passed() {
+    let seen = scratch("pass-env-seen");
+    let _ = std::fs::remove_file(&seen);
+    // SEEN_LOG set in the command's own environment: not passed by default,
+    // passed by name with --pass-env.
+    let run = |extra: &[&str]| {
+        let out = mcpwire()
+            .env("SEEN_LOG", &seen)
+            .args(extra)
+            .args(["tools", "--", "python3", &script()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+    };
+    run(&[]);
+    assert!(!seen.exists(), "the variable leaked to the server");
+    run(&["--pass-env", "SEEN_LOG"]);
+    assert!(seen.exists(), "--pass-env did not pass it");
+}
