@@ -87,7 +87,7 @@ fn main() -> ExitCode {
 async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure> {
     let global = &cli.global;
     match &cli.command {
-        Command::Servers => Ok(servers::list(&target::load_configs(global)?)),
+        Command::Servers => servers::list(&target::load_configs(global)?, global.server.as_deref()),
         Command::Login { target } => login::login(global, server_command, target.as_deref()).await,
         Command::Logout { target } => {
             login::logout(global, server_command, target.as_deref()).await

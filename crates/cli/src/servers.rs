@@ -6,6 +6,7 @@ use mcpwire::config::{Config, ServerEntry, Transport};
 use serde_json::{Value, json};
 
 use crate::commands::Shown;
+use crate::failure::Failure;
 use crate::render;
 use crate::wire_log::{REDACTED, is_secret_name};
 
@@ -25,7 +26,27 @@ fn target(entry: &ServerEntry) -> (String, String) {
     }
 }
 
-fn entry_json(entry: &ServerEntry) -> Value {
+/// An environment value as `servers` shows it: as it is (a path, a
+/// flag, a `${VAR}` reference), unless its name or its text says it is a
+/// credential.
+fn shown_env(name: &str, value: &str) -> Value {
+    // Stricter than for message members: environment variables are where
+    // keys and credentials are usually given (`DEMO_KEY`, `DB_PASS`).
+    let folded = name.to_ascii_lowercase();
+    let secret = is_secret_name(name)
+        || folded.ends_with("key")
+        || ["pass", "cred", "auth", "private", "cookie", "session"]
+            .iter()
+            .any(|w| folded.contains(w));
+    if secret {
+        return json!(REDACTED);
+    }
+    let mut v = json!(value);
+    crate::wire_log::redact(&mut v);
+    v
+}
+
+fn entry_json(entry: &ServerEntry, original: &ServerEntry) -> Value {
     let (kind, target) = target(entry);
     let mut v = json!({
         "name": entry.name,
@@ -38,18 +59,17 @@ fn entry_json(entry: &ServerEntry) -> Value {
         Transport::Stdio(s) => {
             v["command"] = json!(s.command);
             v["args"] = json!(s.args);
+            let values = match &original.transport {
+                Transport::Stdio(o) => Some(&o.env),
+                _ => None,
+            };
             let env: serde_json::Map<String, Value> = s
                 .env
-                .iter()
-                .map(|(k, val)| {
-                    (
-                        k.clone(),
-                        if val.is_some() {
-                            json!(REDACTED)
-                        } else {
-                            Value::Null
-                        },
-                    )
+                .keys()
+                .map(|k| {
+                    let value = values.and_then(|e| e.get(k)).and_then(Option::as_deref);
+                    let shown = value.map_or(Value::Null, |val| shown_env(k, val));
+                    (k.clone(), shown)
                 })
                 .collect();
             v["env"] = Value::Object(env);
@@ -99,10 +119,24 @@ fn redact_args(target: &str) -> String {
     out.join(" ")
 }
 
-/// The `servers` listing.
-pub(crate) fn list(config: &Config) -> Shown {
-    let entries: Vec<ServerEntry> = config.servers.iter().map(ServerEntry::redacted).collect();
-    let mut items: Vec<Value> = entries.iter().map(entry_json).collect();
+/// The `servers` listing: every server, or only `only` (`-s NAME`).
+pub(crate) fn list(config: &Config, only: Option<&str>) -> Result<Shown, Failure> {
+    let chosen: Vec<&ServerEntry> = config
+        .servers
+        .iter()
+        .filter(|e| only.is_none_or(|name| e.name == name))
+        .collect();
+    if let (Some(name), true) = (only, chosen.is_empty()) {
+        let names: Vec<&str> = config.servers.iter().map(|e| e.name.as_str()).collect();
+        return Err(Failure::usage(format!(
+            "no server {name:?} in the configuration (it has: {})",
+            names.join(", ")
+        )));
+    }
+    let mut items: Vec<Value> = chosen
+        .iter()
+        .map(|e| entry_json(&e.redacted(), e))
+        .collect();
     for item in &mut items {
         if let Some(t) = item["target"].as_str() {
             item["target"] = json!(redact_args(t));
@@ -137,17 +171,29 @@ pub(crate) fn list(config: &Config) -> Shown {
     } else {
         render::table(&["NAME", "TRANSPORT", "TARGET"], &rows)
     };
-    Shown {
+    Ok(Shown {
         json: json!({ "servers": items.clone() }),
         items: Some(items),
         text,
         failure: None,
-    }
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn environment_values_are_shown_unless_they_are_credentials() {
+        assert_eq!(
+            shown_env("CONFIG_PATH", "/etc/x.json"),
+            json!("/etc/x.json")
+        );
+        assert_eq!(shown_env("GITHUB_TOKEN", "ghp_1"), json!(REDACTED));
+        assert_eq!(shown_env("DEMO_KEY", "k-1"), json!(REDACTED));
+        assert_eq!(shown_env("DB_PASSWD", "p"), json!(REDACTED));
+        assert_eq!(shown_env("HEADER", "Bearer abc"), json!(REDACTED));
+    }
 
     #[test]
     fn credential_arguments_are_hidden() {

@@ -44,7 +44,7 @@ fn claude_desktop_json_with_one_server_needs_no_s() {
         dir.path(),
         "claude_desktop_config.json",
         &format!(
-            r#"{{"mcpServers": {{"demo": {{"command": {}, "args": [], "env": {{"API_TOKEN": "tok-secret"}}}}}}}}"#,
+            r#"{{"mcpServers": {{"demo": {{"command": {}, "args": [], "env": {{"API_TOKEN": "tok-secret", "DATA_DIR": "/srv/data"}}}}}}}}"#,
             json_path(&demo_str())
         ),
     );
@@ -74,6 +74,25 @@ fn claude_desktop_json_with_one_server_needs_no_s() {
     let v: Value = serde_json::from_str(&json).expect("JSON");
     assert_eq!(v["servers"][0]["name"], "demo");
     assert_eq!(v["servers"][0]["env"]["API_TOKEN"], "[redacted]");
+    // A value that is no credential (a path) is shown.
+    assert_eq!(v["servers"][0]["env"]["DATA_DIR"], "/srv/data");
+    // -s NAME lists that server alone, and an unknown name says which exist.
+    let out = mcpwire()
+        .arg("--config")
+        .arg(&file)
+        .args(["-s", "demo", "servers", "--json"])
+        .output()
+        .expect("runs");
+    let v: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(v["servers"].as_array().map(Vec::len), Some(1));
+    let out = mcpwire()
+        .arg("--config")
+        .arg(&file)
+        .args(["-s", "nope", "servers"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("it has: demo"), "{}", stderr(&out));
 }
 
 #[test]
