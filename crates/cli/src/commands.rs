@@ -79,7 +79,7 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
                 .timeout(r.timeout)
                 .await
                 .map_err(|e| Failure::client("listing tools failed", e))?;
-            let text = render::tools(&tools, *schema);
+            let text = render::tools(&tools, *schema, render::width());
             Ok(Shown::list(
                 json!({ "tools": to_value(&tools) }),
                 "tools",

@@ -3,7 +3,10 @@
 //! resources by URI), structured content pretty-printed.
 //!
 //! Tables are padded by hand (a dozen lines) rather than with a table
-//! crate: columns of short names, no borders, no wrapping.
+//! crate: columns of short names, no borders. The tools table fits the
+//! terminal's width: descriptions wrap in their column, and signatures
+//! too long for a column are laid out one tool after another, broken
+//! only between parameters.
 
 use std::fmt::Write as _;
 
@@ -67,6 +70,18 @@ fn type_name(schema: &Value) -> String {
             .collect::<Vec<_>>()
             .join("|");
     }
+    // `T | null` and other unions, as Pydantic writes optional fields.
+    if let Some(members) = schema
+        .get("anyOf")
+        .or_else(|| schema.get("oneOf"))
+        .and_then(Value::as_array)
+    {
+        return members
+            .iter()
+            .map(type_name)
+            .collect::<Vec<_>>()
+            .join(" | ");
+    }
     match schema.get("type") {
         Some(Value::String(t)) if t == "array" => {
             let items = schema
@@ -80,7 +95,7 @@ fn type_name(schema: &Value) -> String {
             .iter()
             .filter_map(Value::as_str)
             .collect::<Vec<_>>()
-            .join("|"),
+            .join(" | "),
         _ => "any".into(),
     }
 }
@@ -151,16 +166,112 @@ fn hints(tool: &Tool) -> String {
     out.join(", ")
 }
 
-/// The tools table.
-pub(crate) fn tools(tools: &[Tool], schemas: bool) -> String {
+/// The width tables should fit: `COLUMNS`, else the terminal's, else
+/// [`DEFAULT_WIDTH`] (output to a file or a pipe).
+pub(crate) fn width() -> usize {
+    std::env::var("COLUMNS")
+        .ok()
+        .and_then(|c| c.trim().parse::<usize>().ok())
+        .filter(|w| *w >= MIN_WIDTH)
+        .or_else(|| terminal_size::terminal_size().map(|(w, _)| usize::from(w.0)))
+        .unwrap_or(DEFAULT_WIDTH)
+        .max(MIN_WIDTH)
+}
+
+/// The width when there is no terminal to measure.
+const DEFAULT_WIDTH: usize = 100;
+/// Narrower than this, nothing is laid out for the width.
+const MIN_WIDTH: usize = 40;
+/// The narrowest description column worth keeping beside the signatures.
+const MIN_DESCRIPTION: usize = 30;
+/// The indent of a stacked tool's continuation lines and description.
+const INDENT: &str = "    ";
+
+/// `text` broken at spaces into lines of at most `width` characters (a
+/// word longer than that stays whole on its own line).
+fn wrap(text: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let needed = if line.is_empty() { 0 } else { 1 } + word.chars().count();
+        if !line.is_empty() && line.chars().count() + needed > width {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines
+}
+
+/// A signature broken between parameters (after a `, `) into lines of at
+/// most `width`, the later ones indented; never inside a parameter.
+fn wrap_signature(sig: &str, width: usize) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut line = String::new();
+    for (i, piece) in sig.split_inclusive(", ").enumerate() {
+        let limit = if lines.is_empty() {
+            width
+        } else {
+            width - INDENT.len()
+        };
+        if i > 0 && line.chars().count() + piece.trim_end().chars().count() > limit {
+            lines.push(line.trim_end().to_owned());
+            line = String::new();
+        }
+        line.push_str(piece);
+    }
+    lines.push(line.trim_end().to_owned());
+    lines
+        .into_iter()
+        .enumerate()
+        .map(|(i, l)| if i == 0 { l } else { format!("{INDENT}{l}") })
+        .collect()
+}
+
+/// The tools table, fitting `width` columns.
+pub(crate) fn tools(tools: &[Tool], schemas: bool, width: usize) -> String {
     if tools.is_empty() {
         return "no tools\n".into();
     }
-    let rows: Vec<Vec<String>> = tools
+    let rows: Vec<(String, String)> = tools
         .iter()
-        .map(|t| vec![signature(t), short(t.description.as_deref())])
+        .map(|t| (signature(t), short(t.description.as_deref())))
         .collect();
-    let mut out = table(&["TOOL", "DESCRIPTION"], &rows);
+    let sig_width = rows
+        .iter()
+        .map(|(s, _)| s.chars().count())
+        .max()
+        .unwrap_or(0)
+        .max("TOOL".len());
+    let mut out = String::new();
+    if sig_width + 2 + MIN_DESCRIPTION <= width {
+        // Two columns, descriptions wrapped in theirs.
+        let desc_width = width - sig_width - 2;
+        let _ = writeln!(out, "{:sig_width$}  DESCRIPTION", "TOOL");
+        for (sig, desc) in &rows {
+            for (i, line) in wrap(desc, desc_width).into_iter().enumerate() {
+                let left = if i == 0 { sig.as_str() } else { "" };
+                let _ = writeln!(out, "{}", format!("{left:sig_width$}  {line}").trim_end());
+            }
+        }
+    } else {
+        // One tool after another: its signature, then its description.
+        for (sig, desc) in &rows {
+            for line in wrap_signature(sig, width) {
+                let _ = writeln!(out, "{line}");
+            }
+            if !desc.is_empty() {
+                for line in wrap(desc, width - INDENT.len()) {
+                    let _ = writeln!(out, "{INDENT}{line}");
+                }
+            }
+        }
+    }
     if schemas {
         for t in tools {
             let _ = write!(
@@ -445,6 +556,61 @@ mod tests {
         assert_eq!(
             signature(&tool),
             "t(a: integer, mode?: \"x\"|\"y\", tags?: string[]) -> {sum}"
+        );
+    }
+
+    fn long_tool(n: usize) -> Tool {
+        let props: serde_json::Map<String, Value> = (0..n)
+            .map(|i| (format!("parameter_{i:02}"), json!({"type": "string"})))
+            .collect();
+        serde_json::from_value(json!({"name": "create_pull_request_review",
+            "description": "Create a review on a pull request, with comments on lines of its diff, and submit it at once or keep it pending.",
+            "inputSchema": {"type": "object", "properties": props, "required": ["parameter_00"]}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_tools_table_with_long_signatures_fits_the_width_without_cutting_a_parameter() {
+        let short_tool: Tool = serde_json::from_value(json!({"name": "echo",
+            "description": "Returns its message.",
+            "inputSchema": {"type": "object", "properties": {"message": {"type": "string"}}}}))
+        .unwrap();
+        let text = tools(&[long_tool(12), short_tool], false, 100);
+        for line in text.lines() {
+            assert!(line.chars().count() <= 100, "{line:?} in\n{text}");
+        }
+        // Every parameter whole on one line.
+        for i in 0..12 {
+            let p = format!("parameter_{i:02}");
+            assert!(
+                text.lines()
+                    .any(|l| l.contains(&format!("{p}?: string"))
+                        || l.contains(&format!("{p}: string"))),
+                "{p} in\n{text}"
+            );
+        }
+        assert!(text.contains("echo(message?: string)"), "{text}");
+    }
+
+    #[test]
+    fn a_table_that_fits_wraps_descriptions_in_their_column() {
+        let text = tools(&[long_tool(1)], false, 90);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.len() > 2, "{text}");
+        assert!(lines.iter().all(|l| l.chars().count() <= 90), "{text}");
+        let column = lines[0].find("DESCRIPTION").unwrap();
+        assert!(lines[2].starts_with(&" ".repeat(column)), "{text}");
+    }
+
+    #[test]
+    fn optional_and_union_types_are_named() {
+        assert_eq!(
+            type_name(&json!({"anyOf": [{"type": "string"}, {"type": "null"}]})),
+            "string | null"
+        );
+        assert_eq!(
+            type_name(&json!({"type": ["integer", "null"]})),
+            "integer | null"
         );
     }
 

@@ -20,7 +20,9 @@ pub(crate) fn mcpwire() -> assert_cmd::Command {
         "MCPWIRE_HISTORY",
         std::env::temp_dir().join("mcpwire-cli-tests-history"),
     )
-    .env_remove("NO_COLOR");
+    .env_remove("NO_COLOR")
+    // Tables fit this width, whatever terminal runs the tests.
+    .env("COLUMNS", "100");
     cmd
 }
 
