@@ -79,6 +79,10 @@ pub(crate) struct Global {
     /// Same as --format json.
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// A directory the server may work in, answered to its `roots/list`
+    /// (a filesystem server started without one lists none); repeatable.
+    #[arg(long = "root", global = true, value_name = "DIR")]
+    pub(crate) roots: Vec<PathBuf>,
     /// Show a local server's own stderr (its warnings, tracebacks) as it
     /// comes; the default on a terminal and with -v. Otherwise its last
     /// lines are kept for the error message if it fails.

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcpwire::auth::{Auth, AuthError, FileStore, OAuthConfig, PendingRedirect, RedirectStep};
-use mcpwire::client::types::LoggingLevel;
+use mcpwire::client::types::{ListRootsResult, LoggingLevel, Root};
 use mcpwire::config::{Config, HttpMode as ConfigMode, LoadOptions, ResolvedTransport};
 use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
 use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
@@ -344,8 +344,35 @@ pub(crate) fn server(global: &Global, target: &Target) -> Result<Server, Failure
 }
 
 /// The client configuration: timeouts and our name.
+/// The `--root` directories as `file://` roots (checked to exist now, so
+/// a typo is a usage error rather than a root the server cannot open).
+fn roots(global: &Global) -> Result<Vec<Root>, Failure> {
+    global
+        .roots
+        .iter()
+        .map(|dir| {
+            let path = std::fs::canonicalize(dir).map_err(|e| {
+                Failure::caused(Exit::Usage, format!("--root {}", dir.display()), e)
+            })?;
+            let uri = url::Url::from_directory_path(&path).map_err(|()| {
+                Failure::usage(format!("--root {}: not a directory", dir.display()))
+            })?;
+            let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+            Ok(Root::new(uri.as_str().trim_end_matches('/'), name))
+        })
+        .collect()
+}
+
 pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
-    Ok(ClientConfig::new()
+    let mut config = ClientConfig::new();
+    let roots = roots(global)?;
+    if !roots.is_empty() {
+        config = config.roots(move |_cx| {
+            let roots = roots.clone();
+            async move { Ok(ListRootsResult::new(roots)) }
+        });
+    }
+    Ok(config
         .request_timeout(seconds(global.timeout, "--timeout")?)
         .init_timeout(seconds(global.connect_timeout, "--connect-timeout")?)
         // Servers of the stateless era send log messages only to requests

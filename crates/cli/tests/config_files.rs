@@ -254,3 +254,63 @@ fn env_and_cwd_reach_a_local_server() {
     );
     assert!(stderr(&out).contains(&expected), "{}", stderr(&out));
 }
+
+/// A stdio server of the `initialize` era whose `roots` tool asks the
+/// client for its roots (`roots/list`) and returns their URIs.
+const ROOTS_SERVER: &str = r#"
+import json, sys
+def send(msg):
+    print(json.dumps(msg), flush=True)
+lines = iter(sys.stdin)
+for line in lines:
+    msg = json.loads(line)
+    m = msg.get("method")
+    if m == "initialize":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"protocolVersion": "2025-11-25",
+              "capabilities": {"tools": {}}, "serverInfo": {"name": "roots", "version": "1"}}})
+    elif m == "tools/list":
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"tools": [
+              {"name": "roots", "inputSchema": {"type": "object"}}]}})
+    elif m == "tools/call":
+        send({"jsonrpc": "2.0", "id": "r1", "method": "roots/list"})
+        for answer in lines:
+            a = json.loads(answer)
+            if a.get("id") == "r1":
+                break
+        uris = " ".join(r["uri"] for r in a.get("result", {}).get("roots", []))
+        send({"jsonrpc": "2.0", "id": msg["id"], "result": {"content": [{"type": "text", "text": uris or "none"}]}})
+    elif "id" in msg:
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32601, "message": "no"}})
+"#;
+
+#[test]
+fn root_directories_are_answered_to_roots_list() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let script = write(dir.path(), "roots.py", ROOTS_SERVER);
+    let data = dir.path().join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let out = mcpwire()
+        .arg("--root")
+        .arg(&data)
+        .args(["call", "roots", "--", "python3"])
+        .arg(&script)
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let want = url::Url::from_directory_path(std::fs::canonicalize(&data).unwrap()).unwrap();
+    assert_eq!(text.trim(), want.as_str().trim_end_matches('/'), "{text}");
+    // Without --root the client offers no roots at all.
+    let out = mcpwire()
+        .args(["call", "roots", "--", "python3"])
+        .arg(&script)
+        .output()
+        .expect("runs");
+    assert_ne!(stdout(&out).trim(), want.as_str().trim_end_matches('/'));
+    // A directory that does not exist is a usage error.
+    mcpwire()
+        .args(["--root", "/nonexistent/dir", "tools", "--", "python3"])
+        .arg(&script)
+        .assert()
+        .code(1);
+}
