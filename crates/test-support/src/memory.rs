@@ -62,6 +62,8 @@ pub struct MemoryTransport {
     done: bool,
     local_close: watch::Sender<bool>,
     stats: Arc<MemoryStats>,
+    /// What `info` reports: kind and peer.
+    named: Option<(&'static str, String)>,
 }
 
 /// The peer half of an in-memory pair: a test (or [`FakeServer`]) drives it.
@@ -92,6 +94,7 @@ pub fn memory_pair(capacity: usize) -> (MemoryTransport, MemoryPeer) {
             done: false,
             local_close,
             stats: stats.clone(),
+            named: None,
         },
         MemoryPeer {
             from_client,
@@ -103,6 +106,16 @@ pub fn memory_pair(capacity: usize) -> (MemoryTransport, MemoryPeer) {
 }
 
 impl MemoryTransport {
+    /// The same transport, reporting `kind` and `peer` in its
+    /// [`TransportInfo`] (say `"stdio"` and a command line), as a real
+    /// transport names its server: the client then keeps what it learns of
+    /// the server (its era) under that name.
+    #[must_use]
+    pub fn named(mut self, kind: &'static str, peer: impl Into<String>) -> Self {
+        self.named = Some((kind, peer.into()));
+        self
+    }
+
     /// The counters shared with the peer.
     pub fn stats(&self) -> Arc<MemoryStats> {
         self.stats.clone()
@@ -183,7 +196,10 @@ impl Transport for MemoryTransport {
     }
 
     fn info(&self) -> TransportInfo {
-        TransportInfo::new("memory", "in-memory peer")
+        match &self.named {
+            Some((kind, peer)) => TransportInfo::new(kind, peer.clone()),
+            None => TransportInfo::new("memory", "in-memory peer"),
+        }
     }
 }
 

@@ -369,6 +369,42 @@ mod tests {
         assert!(tx.is_closed());
     }
 
+    /// Records the frames shown to it.
+    #[derive(Debug, Default)]
+    struct Shown(std::sync::Mutex<Vec<Bytes>>);
+
+    impl Tap for Shown {
+        fn frame(&self, tapped: &Tapped<'_>) {
+            assert_eq!(tapped.direction, Direction::Sent);
+            self.0
+                .lock()
+                .unwrap()
+                .push(Bytes::copy_from_slice(tapped.frame));
+        }
+    }
+
+    #[tokio::test]
+    async fn a_tap_sees_each_queued_frame_once_and_no_refused_one() {
+        let shown = Arc::new(Shown::default());
+        let (tx, mut rx) = FrameSender::channel(1);
+        let tx = tx.max_frame_len(4).tap(shown.clone());
+        tx.try_send(Bytes::from_static(b"a")).unwrap();
+        assert!(matches!(
+            tx.try_send(Bytes::from_static(b"b")),
+            Err(SendError::Busy(_))
+        ));
+        assert!(matches!(
+            tx.try_send(Bytes::from_static(b"12345")),
+            Err(SendError::TooLarge(..))
+        ));
+        assert_eq!(rx.recv().await.unwrap(), "a");
+        tx.send(Bytes::from_static(b"c")).await.unwrap();
+        assert_eq!(rx.recv().await.unwrap(), "c");
+        drop(rx);
+        assert!(tx.send(Bytes::from_static(b"d")).await.is_err());
+        assert_eq!(*shown.0.lock().unwrap(), ["a", "c"]);
+    }
+
     #[tokio::test]
     async fn receive_only_refuses_at_send_time() {
         let (tx, _rx) = FrameSender::channel(4);

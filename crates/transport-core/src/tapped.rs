@@ -121,6 +121,11 @@ mod tests {
             .await;
         assert!(refused.is_err());
         assert_eq!(lines.next_line().await.unwrap().unwrap(), r#"{"id":1}"#);
+        transport
+            .sender()
+            .try_send(Bytes::from_static(br#"{"id":3}"#))
+            .unwrap();
+        assert_eq!(lines.next_line().await.unwrap().unwrap(), r#"{"id":3}"#);
         write.write_all(b"{\"id\":2}\n").await.unwrap();
         transport.set_active(Active::Once);
         match transport.next_event().await {
@@ -132,6 +137,7 @@ mod tests {
             seen,
             [
                 (Direction::Sent, br#"{"id":1}"#.to_vec()),
+                (Direction::Sent, br#"{"id":3}"#.to_vec()),
                 (Direction::Received, br#"{"id":2}"#.to_vec()),
             ]
         );

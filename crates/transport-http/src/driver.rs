@@ -198,7 +198,7 @@ impl Driver {
     /// The automatic fallback's step for one frame: POST it as Streamable
     /// HTTP. A refusal of `initialize` (400, 404 or 405) sends the client
     /// looking for a legacy `endpoint` event on a GET of the same URL; a
-    /// refusal of anything before it (any 4xx but 401 and 403: the
+    /// refusal of anything before it (any error status but 401 and 403: the
     /// stateless era's `server/discover` at a server of the `initialize`
     /// era) is that request's answer, and the next frame decides.
     async fn probe(&self, frame: Bytes) -> Probe {
@@ -221,7 +221,7 @@ impl Driver {
         let refused = if initialize {
             matches!(status, 400 | 404 | 405)
         } else {
-            (400..500).contains(&status) && !matches!(status, 401 | 403)
+            status >= 400 && !matches!(status, 401 | 403)
         };
         if !refused {
             return Probe::Streamable(Some((resp, frame, kind)));
