@@ -39,8 +39,11 @@ const SECTIONS: &[Section] = &[
         title: "Calling tools",
         text: "`k=v` is converted by the tool's input schema (numbers, booleans, arrays, enums), \
                `k:=json` is raw JSON, `--args` takes a JSON object (inline, `@FILE` or `-`). \
-               A value that does not fit is refused before the call (exit 1); an unknown tool \
-               or a result with `isError` is exit 5. The server's log messages go to stderr.",
+               A value that does not fit, or a name the tool's schema does not list, is \
+               refused before the call (exit 1; `--no-check` sends an unknown name anyway); \
+               an unknown tool or a result with `isError` is exit 5. Structured content is \
+               shown when it adds to the text (`--structured`: always). The server's log \
+               messages go to stderr, in both eras.",
         commands: &[
             "mcpwire call echo message='hello, world' -- mcpwire-demo-server",
             "mcpwire call add a=2 b=40 -- mcpwire-demo-server",
@@ -48,6 +51,7 @@ const SECTIONS: &[Section] = &[
             "echo '{\"message\": \"from stdin\"}' | mcpwire call echo --args - -- mcpwire-demo-server",
             "mcpwire call add a=2 b=forty -- mcpwire-demo-server",
             "mcpwire call add a=2 -- mcpwire-demo-server",
+            "mcpwire call add a=2 bb=40 -- mcpwire-demo-server",
             "mcpwire call nope -- mcpwire-demo-server",
             "mcpwire call ask_llm prompt=hi -- mcpwire-demo-server",
         ],
@@ -68,7 +72,9 @@ const SECTIONS: &[Section] = &[
     },
     Section {
         title: "Ping and the log level",
-        text: "",
+        text: "A server of the stateless revision (2026-07-28) has neither `ping` nor \
+               `logging/setLevel`: `ping` then checks it with `server/discover`, and \
+               `log-level` says that later requests of the session ask for the level.",
         commands: &[
             "mcpwire ping -- mcpwire-demo-server",
             "mcpwire log-level debug -- mcpwire-demo-server",
@@ -100,9 +106,14 @@ const SECTIONS: &[Section] = &[
     },
     Section {
         title: "-v: every JSON-RPC message",
-        text: "On stderr, `-->` going out and `<--` coming in; authorization headers, tokens, \
-               secrets and bearer credentials are redacted.",
-        commands: &["mcpwire -v ping -- mcpwire-demo-server"],
+        text: "On stderr, `-->` going out and `<--` coming in, and under a frame sent over \
+               HTTP the header fields it went with; authorization headers, tokens, secrets \
+               and bearer credentials are redacted. It is the client's message tap, so a \
+               command sends the same bytes and headers with `-v` as without.",
+        commands: &[
+            "mcpwire -v ping -- mcpwire-demo-server",
+            "mcpwire -v -s $URL ping",
+        ],
     },
     Section {
         title: "Configuration files: `--config FILE -s NAME`",
