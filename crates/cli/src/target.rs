@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use mcpwire::auth::{Auth, AuthError, FileStore, OAuthConfig, PendingRedirect, RedirectStep};
 use mcpwire::client::types::{ListRootsResult, LoggingLevel, Root};
-use mcpwire::config::{Config, HttpMode as ConfigMode, LoadOptions, ResolvedTransport};
+use mcpwire::config::{
+    Config, Duplicates, HttpMode as ConfigMode, LoadOptions, ResolvedTransport, WarningKind,
+};
 use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
 use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
 
@@ -61,9 +63,19 @@ pub(crate) fn load_configs(global: &Global) -> Result<Config, Failure> {
     if global.config.is_empty() {
         return Ok(Config::default());
     }
-    LoadOptions::new()
+    // Files given later are layered over earlier ones (a project's over
+    // the user's): a server of the same name is the later file's, said on
+    // stderr, not an error.
+    let config = LoadOptions::new()
+        .duplicates(Duplicates::LaterWins)
         .load_files(&global.config)
-        .map_err(|e| Failure::caused(Exit::Usage, "cannot load the configuration", e))
+        .map_err(|e| Failure::caused(Exit::Usage, "cannot load the configuration", e))?;
+    for warning in &config.warnings {
+        if matches!(warning.kind, WarningKind::ReplacedServer { .. }) {
+            eprintln!("note: {warning}");
+        }
+    }
+    Ok(config)
 }
 
 fn looks_like_url(s: &str) -> bool {

@@ -314,3 +314,36 @@ fn root_directories_are_answered_to_roots_list() {
         .assert()
         .code(1);
 }
+
+#[test]
+fn a_server_named_in_two_files_is_the_later_files_with_a_note() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let user = write(
+        dir.path(),
+        "user.json",
+        r#"{"mcpServers": {"demo": {"command": "/nonexistent/old-server"}}}"#,
+    );
+    let project = write(
+        dir.path(),
+        "project.json",
+        &format!(
+            r#"{{"mcpServers": {{"demo": {{"command": {}}}}}}}"#,
+            json_path(&demo_str())
+        ),
+    );
+    let out = mcpwire()
+        .arg("--config")
+        .arg(&user)
+        .arg("--config")
+        .arg(&project)
+        .args(["-s", "demo", "tools"])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("echo(message: string)"));
+    assert!(
+        stderr(&out).contains("replaces the server of the same name"),
+        "{}",
+        stderr(&out)
+    );
+}
