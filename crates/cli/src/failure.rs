@@ -35,6 +35,15 @@ impl Exit {
     }
 }
 
+/// How much of a failure's causes to show.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Detail {
+    /// The message and the deepest cause (the default).
+    Short,
+    /// Every cause (`-v`).
+    Full,
+}
+
 /// A failed command: what to tell the user, the exit code, and the cause.
 #[derive(Debug)]
 pub(crate) struct Failure {
@@ -106,9 +115,45 @@ impl Failure {
         out
     }
 
-    /// One line for people: the message and its causes.
-    pub(crate) fn text(&self) -> String {
-        self.chain().join(": ")
+    /// What a person reads: the message and its causes, all of them with
+    /// `-v` (`Detail::Full`); otherwise the message and the deepest cause
+    /// (where the specific words usually are), then a hint when the cause
+    /// is one a person can fix.
+    pub(crate) fn text(&self, detail: Detail) -> String {
+        let chain = self.chain();
+        let mut text = match (detail, chain.len()) {
+            (Detail::Full, _) | (_, 0..=2) => chain.join(": "),
+            (Detail::Short, _) => format!("{}: {}", chain[0], chain[chain.len() - 1]),
+        };
+        if let Some(hint) = self.hint() {
+            text.push_str("\n  hint: ");
+            text.push_str(hint);
+        }
+        text
+    }
+
+    /// Advice for a cause a person can fix, found anywhere in the chain.
+    fn hint(&self) -> Option<&'static str> {
+        let mut cause: Option<&(dyn StdError + 'static)> = self.source.as_deref().map(|s| s as _);
+        while let Some(c) = cause {
+            if let Some(mcpwire::http::Error::NoEndpoint { status, .. }) =
+                c.downcast_ref::<mcpwire::http::Error>()
+                && matches!(status, 404 | 405)
+            {
+                return Some(
+                    "nothing here speaks MCP: check the URL's path (servers often use /mcp, or /sse for the old transport)",
+                );
+            }
+            if let Some(io) = c.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::ConnectionRefused
+            {
+                return Some(
+                    "nothing listens there: is the server running, on that host and port?",
+                );
+            }
+            cause = c.source();
+        }
+        None
     }
 
     /// One JSON object, for `--format json`.
@@ -183,10 +228,53 @@ mod tests {
     }
     impl StdError for Root {}
 
+    #[derive(Debug)]
+    struct Middle(Root);
+    impl fmt::Display for Middle {
+        fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+            f.write_str("the request could not be delivered")
+        }
+    }
+    impl StdError for Middle {
+        fn source(&self) -> Option<&(dyn StdError + 'static)> {
+            Some(&self.0)
+        }
+    }
+
+    #[test]
+    fn a_long_chain_shows_its_ends_unless_asked_for_all() {
+        let f = Failure::caused(Exit::Unreachable, "cannot connect", Middle(Root));
+        assert_eq!(f.text(Detail::Short), "cannot connect: connection refused");
+        assert_eq!(
+            f.text(Detail::Full),
+            "cannot connect: the request could not be delivered: connection refused"
+        );
+    }
+
+    #[test]
+    fn a_refused_connection_gets_a_hint() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let f = Failure::caused(Exit::Unreachable, "cannot connect", refused);
+        assert!(
+            f.text(Detail::Short)
+                .contains("\n  hint: nothing listens there"),
+            "{}",
+            f.text(Detail::Short)
+        );
+        assert!(
+            !Failure::caused(Exit::Usage, "x", Root)
+                .text(Detail::Short)
+                .contains("hint")
+        );
+    }
+
     #[test]
     fn the_chain_is_printed_once_each_and_as_json() {
         let f = Failure::caused(Exit::Unreachable, "connecting failed", Root);
-        assert_eq!(f.text(), "connecting failed: connection refused");
+        assert_eq!(
+            f.text(Detail::Short),
+            "connecting failed: connection refused"
+        );
         let v = f.json();
         assert_eq!(v["error"]["exit"], 4);
         assert_eq!(v["error"]["kind"], "unreachable");

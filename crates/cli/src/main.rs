@@ -30,7 +30,7 @@ use mcpwire::client::CancellationToken;
 
 use crate::args::{Cli, Command, Format, Global};
 use crate::commands::{Run, Shown};
-use crate::failure::{Exit, Failure};
+use crate::failure::{Detail, Exit, Failure};
 
 fn main() -> ExitCode {
     let (ours, server_command) = args::split_server_command(std::env::args().skip(1).collect());
@@ -160,11 +160,20 @@ fn print(format: Format, shown: &Shown) {
     let _ = written.and_then(|()| out.flush());
 }
 
+/// How much of a failure to show: everything with -v.
+fn detail(global: &Global) -> Detail {
+    if global.verbose {
+        Detail::Full
+    } else {
+        Detail::Short
+    }
+}
+
 fn report(global: &Global, failure: &Failure) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let _ = match global.format() {
         Format::Json | Format::Ndjson => writeln!(err, "{}", failure.json()),
-        Format::Text => writeln!(err, "mcpwire: {}", failure.text()),
+        Format::Text => writeln!(err, "mcpwire: {}", failure.text(detail(global))),
     };
     ExitCode::from(failure.exit() as u8)
 }

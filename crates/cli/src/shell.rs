@@ -25,7 +25,7 @@ use tokio::sync::{broadcast, mpsc};
 
 use crate::args::{Command, Format, Global};
 use crate::commands::{Run, Shown};
-use crate::failure::{Exit, Failure};
+use crate::failure::{Detail, Exit, Failure};
 use crate::target::token_dir;
 
 /// The commands the shell knows, for completion and `help`.
@@ -275,11 +275,11 @@ async fn line(run: &Run<'_>, text: &str, format: Format) -> Option<String> {
         Ok(shown) => {
             let mut out = shown_text(&shown, format);
             if let Some(f) = shown.failure {
-                out.push_str(&format!("error: {}\n", f.text()));
+                out.push_str(&format!("error: {}\n", f.text(Detail::Short)));
             }
             out
         }
-        Err(f) => format!("error: {}\n", f.text()),
+        Err(f) => format!("error: {}\n", f.text(Detail::Short)),
     })
 }
 

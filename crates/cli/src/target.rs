@@ -418,6 +418,7 @@ pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::failure::Detail;
 
     #[test]
     fn headers_parse_and_stay_sensitive() {
@@ -427,7 +428,11 @@ mod tests {
         let e = parse_header("no colon").unwrap_err();
         assert_eq!(e.exit(), Exit::Usage);
         let e = parse_header("X-Key: bad\nvalue").unwrap_err();
-        assert!(!e.text().contains("bad"), "{}", e.text());
+        assert!(
+            !e.text(Detail::Full).contains("bad"),
+            "{}",
+            e.text(Detail::Full)
+        );
     }
 
     #[test]

@@ -299,3 +299,28 @@ fn unknown_argument_names_are_refused_before_sending_with_a_suggestion() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_unreachable_or_wrong_url_says_what_to_check() {
+    let out = mcpwire()
+        .args(["-s", "http://127.0.0.1:9/mcp", "tools"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4));
+    assert!(
+        stderr(&out).contains("hint: nothing listens there"),
+        "{}",
+        stderr(&out)
+    );
+    let demo = support::DemoHttp::start();
+    let wrong = demo.url.replace("/mcp", "/wrong");
+    let out = mcpwire()
+        .args(["-s", &wrong, "tools"])
+        .output()
+        .expect("runs");
+    assert_eq!(out.status.code(), Some(4));
+    let text = stderr(&out);
+    assert!(text.contains("hint: nothing here speaks MCP"), "{text}");
+    // Two lines by default: the message with its deepest cause, the hint.
+    assert_eq!(text.lines().count(), 2, "{text}");
+}
