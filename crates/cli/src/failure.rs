@@ -132,6 +132,21 @@ impl Failure {
         text
     }
 
+    /// The last lines a local server wrote to stderr before the failure,
+    /// if the cause is such a server's.
+    pub(crate) fn stderr_tail(&self) -> &[String] {
+        let mut cause: Option<&(dyn StdError + 'static)> = self.source.as_deref().map(|s| s as _);
+        while let Some(c) = cause {
+            if let Some(e) = c.downcast_ref::<mcpwire::Error>()
+                && !e.stderr_tail().is_empty()
+            {
+                return e.stderr_tail();
+            }
+            cause = c.source();
+        }
+        &[]
+    }
+
     /// Advice for a cause a person can fix, found anywhere in the chain.
     fn hint(&self) -> Option<&'static str> {
         let mut cause: Option<&(dyn StdError + 'static)> = self.source.as_deref().map(|s| s as _);

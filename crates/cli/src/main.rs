@@ -173,7 +173,14 @@ fn report(global: &Global, failure: &Failure) -> ExitCode {
     let mut err = std::io::stderr().lock();
     let _ = match global.format() {
         Format::Json | Format::Ndjson => writeln!(err, "{}", failure.json()),
-        Format::Text => writeln!(err, "mcpwire: {}", failure.text(detail(global))),
+        Format::Text => {
+            let mut text = failure.text(detail(global));
+            if let Some(note) = target::unpassed_variable_note(global, failure) {
+                text.push_str("\n  note: ");
+                text.push_str(&note);
+            }
+            writeln!(err, "mcpwire: {text}")
+        }
     };
     ExitCode::from(failure.exit() as u8)
 }

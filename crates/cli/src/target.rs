@@ -238,6 +238,28 @@ fn headers(global: &Global, target: &Target) -> Result<Vec<(HeaderName, HeaderVa
     Ok(out)
 }
 
+/// A note for a local server that failed naming, in its last stderr
+/// lines, a variable set in this environment that it was not given (a
+/// token it needs, say): how to pass it.
+pub(crate) fn unpassed_variable_note(global: &Global, failure: &Failure) -> Option<String> {
+    let passed: Vec<&str> = global
+        .env
+        .iter()
+        .filter_map(|kv| kv.split_once('=').map(|(k, _)| k))
+        .chain(global.pass_env.iter().map(String::as_str))
+        .collect();
+    let text = failure.stderr_tail().join("\n");
+    let name = text
+        .split(|c: char| !(c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_'))
+        .filter(|w| {
+            w.len() >= 3 && w.contains('_') && w.starts_with(|c: char| c.is_ascii_uppercase())
+        })
+        .find(|w| std::env::var_os(w).is_some() && !passed.contains(w))?;
+    Some(format!(
+        "the server names {name}, which is set here but not passed to it: add --pass-env {name}"
+    ))
+}
+
 fn stdio_server(global: &Global, mut config: StdioConfig) -> Result<Server, Failure> {
     for name in &global.pass_env {
         match std::env::var_os(name) {

@@ -182,3 +182,31 @@ fn a_variable_reaches_a_local_server_only_when_passed() {
     run(&["--pass-env", "SEEN_LOG"]);
     assert!(seen.exists(), "--pass-env did not pass it");
 }
+
+#[test]
+fn a_server_that_fails_for_a_variable_set_here_gets_a_note_on_passing_it() {
+    let dir = std::env::temp_dir().join(format!("mcpwire-cli-needs-env-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let script = dir.join("needs_token.py");
+    std::fs::write(
+        &script,
+        "import os, sys\n\
+         if not os.environ.get('MCPWIRE_TEST_TOKEN_X'):\n\
+         \x20   print('Error: MCPWIRE_TEST_TOKEN_X environment variable is required', file=sys.stderr)\n\
+         \x20   sys.exit(1)\n",
+    )
+    .unwrap();
+    let out = mcpwire()
+        .env("MCPWIRE_TEST_TOKEN_X", "t-1")
+        .args(["tools", "--", "python3"])
+        .arg(&script)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(4), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("add --pass-env MCPWIRE_TEST_TOKEN_X"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!stderr(&out).contains("t-1"), "the value is never shown");
+}
