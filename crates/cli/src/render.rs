@@ -17,9 +17,16 @@ use mcpwire::client::types::{
 use mcpwire::{CallToolResult, Tool};
 use serde_json::Value;
 
-/// Rows padded into columns separated by two spaces; the last column is
-/// not padded.
+/// Rows padded into columns separated by two spaces, fitting the
+/// terminal's [`width`]; the last column is not padded.
 pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
+    table_within(header, rows, width())
+}
+
+/// [`table`] within `width` columns: the last column's cells wrap at
+/// spaces under their column when the others leave it room enough
+/// ([`MIN_DESCRIPTION`]); otherwise they run on.
+fn table_within(header: &[&str], rows: &[Vec<String>], width: usize) -> String {
     let columns = header.len();
     let mut widths: Vec<usize> = header.iter().map(|h| h.chars().count()).collect();
     for row in rows {
@@ -27,20 +34,37 @@ pub(crate) fn table(header: &[&str], rows: &[Vec<String>]) -> String {
             widths[i] = widths[i].max(cell.chars().count());
         }
     }
+    let left: usize = widths[..columns.saturating_sub(1)]
+        .iter()
+        .map(|w| w + 2)
+        .sum();
+    let last_width = (left + MIN_DESCRIPTION <= width).then(|| width - left);
     let mut out = String::new();
     let head: Vec<String> = header.iter().map(|h| (*h).to_owned()).collect();
     for row in std::iter::once(&head).chain(rows) {
         let mut line = String::new();
+        let mut last = "";
         for (i, cell) in row.iter().enumerate().take(columns) {
             if i + 1 == columns {
-                line.push_str(cell);
+                last = cell;
             } else {
                 let pad = widths[i] - cell.chars().count();
                 let _ = write!(line, "{cell}{}  ", " ".repeat(pad));
             }
         }
-        out.push_str(line.trim_end());
-        out.push('\n');
+        let pieces = match last_width {
+            Some(w) => wrap(last, w),
+            None => vec![last.to_owned()],
+        };
+        for (i, piece) in pieces.iter().enumerate() {
+            let start = if i == 0 {
+                line.clone()
+            } else {
+                " ".repeat(left)
+            };
+            out.push_str(format!("{start}{piece}").trim_end());
+            out.push('\n');
+        }
     }
     out
 }
@@ -600,6 +624,25 @@ mod tests {
         assert!(lines.iter().all(|l| l.chars().count() <= 90), "{text}");
         let column = lines[0].find("DESCRIPTION").unwrap();
         assert!(lines[2].starts_with(&" ".repeat(column)), "{text}");
+    }
+
+    #[test]
+    fn a_tables_last_column_wraps_under_itself_within_the_width() {
+        let rows = vec![vec![
+            "greet".to_owned(),
+            "name".to_owned(),
+            "Greets someone by name, warmly, in a sentence or two of plain words.".to_owned(),
+        ]];
+        let text = table_within(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], &rows, 50);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines.iter().all(|l| l.chars().count() <= 50), "{text}");
+        assert!(lines.len() > 2, "{text}");
+        let column = lines[0].find("DESCRIPTION").unwrap();
+        assert!(lines[2].starts_with(&" ".repeat(column)), "{text}");
+        assert!(!lines[2][column..].starts_with(' '), "{text}");
+        // Too narrow for a useful column: the cells run on, not cut.
+        let text = table_within(&["PROMPT", "ARGUMENTS", "DESCRIPTION"], &rows, 40);
+        assert_eq!(text.lines().count(), 2, "{text}");
     }
 
     #[test]
