@@ -145,10 +145,24 @@ async fn concurrent_requests_meeting_a_dead_token_share_one_refresh() {
     let auth = oauth(&fake, OAuthConfig::new());
     assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
     fake.revoke_access_tokens();
+    // The fake answers after a yield, so the eight calls all send the dead
+    // token and all meet the 401 before the first refresh is answered.
     let calls: Vec<_> = (0..8).map(|_| fake.call(&auth, "b")).collect();
     for r in futures_util::future::join_all(calls).await {
         assert_eq!(r.unwrap(), StatusCode::OK);
     }
+    let dead = fake
+        .seen_path(RS_ORIGIN, "/mcp")
+        .iter()
+        .filter(|s| s.header("authorization").is_some())
+        .take(1 + 8)
+        .skip(1)
+        .map(|s| s.header("authorization"))
+        .collect::<Vec<_>>();
+    assert!(
+        dead.windows(2).all(|w| w[0] == w[1]),
+        "the calls ran one after another, not at once: {dead:?}"
+    );
     assert_eq!(grants(&fake, AS1), ["authorization_code", "refresh_token"]);
 }
 

@@ -88,6 +88,13 @@ pub struct AsConfig {
     /// The token endpoint's answer is this status with `Location` to
     /// another origin (a redirect that must not be followed).
     pub token_redirect: Option<String>,
+    /// Demand a fresh DPoP nonce on every token request, forever (a hostile
+    /// server; the fake gives up after `ENDLESS_CAP` demands so that a
+    /// client without a bound fails its test instead of hanging it).
+    pub dpop_nonce_endless: bool,
+    /// Endpoint URLs the metadata claims instead of the real ones, by
+    /// metadata field (`token_endpoint`, ...).
+    pub claimed_endpoints: HashMap<String, String>,
 }
 
 impl AsConfig {
@@ -123,6 +130,8 @@ impl AsConfig {
             clients: HashMap::new(),
             assertion_keys: Vec::new(),
             token_redirect: None,
+            dpop_nonce_endless: false,
+            claimed_endpoints: HashMap::new(),
         }
     }
 
@@ -154,7 +163,13 @@ pub struct RsConfig {
     /// Answer every authorized request with 403 insufficient_scope.
     pub always_403: Option<String>,
     pub dpop_nonce: bool,
+    /// Demand a fresh DPoP nonce on every request, forever.
+    pub dpop_nonce_endless: bool,
 }
+
+/// How many endless demands the fake makes before it gives up (far more
+/// than any bounded client tries).
+pub const ENDLESS_CAP: u64 = 50;
 
 impl Default for RsConfig {
     fn default() -> Self {
@@ -168,6 +183,7 @@ impl Default for RsConfig {
             needs: HashMap::new(),
             always_403: None,
             dpop_nonce: false,
+            dpop_nonce_endless: false,
         }
     }
 }
@@ -333,6 +349,9 @@ impl Fake {
                 ))
                 .unwrap();
             sent.apply(req.headers_mut());
+            // The resource answers after a yield, as a real one answers
+            // after a round trip: concurrent calls interleave here.
+            tokio::task::yield_now().await;
             let resp = self.handle(req);
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
@@ -415,7 +434,12 @@ impl Fake {
 
 impl HttpFetch for Fake {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
-        let resp = self.handle(request);
-        Box::pin(async move { Ok(resp) })
+        // Answered after a yield, as a real server answers after a round
+        // trip, so that concurrent flows interleave instead of running one
+        // after another inside a single poll.
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            Ok(self.handle(request))
+        })
     }
 }

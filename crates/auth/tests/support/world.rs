@@ -39,6 +39,8 @@ pub(super) struct World {
     pub(super) counter: u64,
     pub(super) rs_jtis: Vec<String>,
     pub(super) failures: Vec<String>,
+    /// Endless DPoP nonce demands made so far.
+    pub(super) endless_demands: u64,
 }
 
 /// The fake world: authorization servers and one protected resource.
@@ -59,6 +61,9 @@ pub(super) fn metadata(s: &AsConfig) -> Value {
     });
     if s.registration {
         m["registration_endpoint"] = json!(s.endpoint("register"));
+    }
+    for (field, url) in &s.claimed_endpoints {
+        m[field.as_str()] = json!(url);
     }
     if s.pkce {
         m["code_challenge_methods_supported"] = json!(["S256"]);
@@ -194,6 +199,19 @@ impl World {
                     }
                     if claims["ath"] != s256(token) {
                         self.fail("ath does not match the token");
+                    }
+                    if rs.dpop_nonce_endless && self.endless_demands < super::ENDLESS_CAP {
+                        self.endless_demands += 1;
+                        let nonce = self.next("rs-endless-nonce");
+                        let mut r = challenge(
+                            "DPoP",
+                            &rs,
+                            StatusCode::UNAUTHORIZED,
+                            Some("use_dpop_nonce"),
+                            None,
+                        );
+                        r.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+                        return r;
                     }
                     if rs.dpop_nonce && claims["nonce"] != RS_NONCE {
                         let mut r = challenge(
@@ -423,6 +441,16 @@ impl World {
         {
             match verify_proof(&proof, "POST", &s.endpoint("token")) {
                 Ok((k, claims)) => {
+                    if s.dpop_nonce_endless && self.endless_demands < super::ENDLESS_CAP {
+                        self.endless_demands += 1;
+                        let nonce = self.next("as-endless-nonce");
+                        let mut r = json_response(
+                            StatusCode::BAD_REQUEST,
+                            json!({"error":"use_dpop_nonce"}),
+                        );
+                        r.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+                        return r;
+                    }
                     if s.dpop_nonce && claims["nonce"] != AS_NONCE {
                         let mut r = json_response(
                             StatusCode::BAD_REQUEST,
