@@ -58,6 +58,7 @@ async fn get(fetcher: &Fetcher, url: &str, attempts: &mut Vec<Attempt>) -> Resul
             });
             Ok(Got::Missed)
         }
+        Err(e) if crate::address::blocked_in(&e).is_some() => Err(AuthError::fetch(url, e)),
         Err(e) => {
             let mut why = e.to_string();
             if let Some(src) = std::error::Error::source(&e) {

@@ -10,7 +10,8 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{Request, Response};
 
-use crate::error::{AuthError, FetchError};
+use crate::address::{PublicAddressesOnly, literal_address};
+use crate::error::{AuthError, FetchError, FetchErrorKind};
 
 /// Sends one HTTP request and returns the whole answer.
 ///
@@ -35,24 +36,43 @@ impl<T: HttpFetch + ?Sized> HttpFetch for Arc<T> {
 }
 
 /// The fetcher the flows use: an [`HttpFetch`] with a time bound on every
-/// request.
+/// request, and, when `guard` is on, the address policy for URLs learned
+/// from a server (see [`crate::address`]).
 #[derive(Clone)]
 pub(crate) struct Fetcher {
     inner: Arc<dyn HttpFetch>,
     timeout: Duration,
+    guard: bool,
 }
 
 impl std::fmt::Debug for Fetcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fetcher")
             .field("timeout", &self.timeout)
+            .field("guard", &self.guard)
             .finish_non_exhaustive()
     }
 }
 
 impl Fetcher {
     pub(crate) fn new(inner: Arc<dyn HttpFetch>, timeout: Duration) -> Self {
-        Self { inner, timeout }
+        Self {
+            inner,
+            timeout,
+            guard: false,
+        }
+    }
+
+    /// This fetcher with the address policy on (`true`) or off.
+    pub(crate) fn guarded(mut self, guard: bool) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// This fetcher without the address policy, for URLs the user
+    /// configured (an enterprise identity provider's token endpoint).
+    pub(crate) fn unguarded(&self) -> Self {
+        self.clone().guarded(false)
     }
 
     /// Sends `request` within the time bound. The error names the URL (never
@@ -67,8 +87,20 @@ impl Fetcher {
     /// Like [`send`](Self::send), with the bare [`FetchError`].
     pub(crate) async fn send_raw(
         &self,
-        request: Request<Bytes>,
+        mut request: Request<Bytes>,
     ) -> Result<Response<Bytes>, FetchError> {
+        if self.guard {
+            // An address written in the URL is refused here; a name is
+            // left to the fetch, which resolves it once and checks the
+            // addresses it connects to.
+            let host = request.uri().host().unwrap_or_default();
+            if let Some(ip) = literal_address(host) {
+                PublicAddressesOnly
+                    .check(host, ip)
+                    .map_err(|e| FetchError::new(FetchErrorKind::Connect, e))?;
+            }
+            request.extensions_mut().insert(PublicAddressesOnly);
+        }
         match tokio::time::timeout(self.timeout, self.inner.fetch(request)).await {
             Ok(r) => r,
             Err(_) => Err(FetchError::timeout()),

@@ -123,7 +123,13 @@ impl OAuth {
         let url = Url::parse(server)
             .map_err(|e| AuthError::Config(format!("unusable server URL {server:?}: {e}")))?;
         let key = canonical_resource(&url);
-        let fetcher = Fetcher::new(fetch, config.request_timeout);
+        // A server written as a non-public address (or `localhost`) is a
+        // local deployment: the servers it names may be local too.
+        let local = url
+            .host_str()
+            .is_some_and(crate::address::is_non_public_host);
+        let fetcher = Fetcher::new(fetch, config.request_timeout)
+            .guarded(!local && !config.allow_private_addresses);
         Ok(Self {
             inner: Arc::new(Inner {
                 server: url,

@@ -5,7 +5,7 @@
 
 mod support;
 
-use mcpwire_auth::{AuthError, OAuth, OAuthConfig};
+use mcpwire_auth::{ALLOW_SETTING, AddressKind, AuthError, OAuth, OAuthConfig};
 use support::*;
 
 fn oauth(fake: &Fake, config: OAuthConfig) -> OAuth {
@@ -91,4 +91,166 @@ async fn unusable_endpoint_urls_in_authorization_server_metadata_stop_discovery(
             }
         }
     }
+}
+
+/// The call's error, which must be the address policy's refusal of `ip`.
+fn assert_blocked(err: &AuthError, ip: &str, kind: AddressKind) {
+    match err {
+        AuthError::BlockedAddress {
+            address, kind: k, ..
+        } => {
+            assert_eq!(address.to_string(), ip, "{err:?}");
+            assert_eq!(*k, kind, "{err:?}");
+        }
+        other => panic!("not refused by the address policy: {other:?}"),
+    }
+    let text = err.to_string();
+    assert!(
+        text.contains(ip) && text.contains(ALLOW_SETTING),
+        "the message names the address and the setting: {text}"
+    );
+}
+
+#[tokio::test]
+async fn a_metadata_hint_to_a_cloud_metadata_address_is_refused_before_it_is_fetched() {
+    for (hint, ip, kind) in [
+        (
+            "https://169.254.169.254/latest/meta-data/iam",
+            "169.254.169.254",
+            AddressKind::LinkLocal,
+        ),
+        (
+            "http://127.0.0.1:2375/containers",
+            "127.0.0.1",
+            AddressKind::Loopback,
+        ),
+        (
+            "http://localhost:8080/admin",
+            "127.0.0.1",
+            AddressKind::Loopback,
+        ),
+        ("http://[::1]:8080/admin", "::1", AddressKind::Loopback),
+        (
+            "https://10.20.30.40/prm",
+            "10.20.30.40",
+            AddressKind::Private,
+        ),
+        ("https://[fe80::1]/prm", "fe80::1", AddressKind::LinkLocal),
+        ("https://0.0.0.0/prm", "0.0.0.0", AddressKind::Unspecified),
+    ] {
+        let fake = Fake::standard();
+        fake.with_rs(|rs| rs.prm_hint = Some(hint.into()));
+        let auth = oauth(&fake, OAuthConfig::new());
+        let err = fake.call(&auth, "a").await.unwrap_err();
+        assert_blocked(&err, ip, kind);
+        let host = url::Url::parse(hint)
+            .unwrap()
+            .host_str()
+            .unwrap()
+            .to_owned();
+        assert!(
+            fake.seen().iter().all(|s| !s.url.contains(&host)),
+            "{hint} was fetched"
+        );
+        assert!(fake.seen_at(AS1).is_empty(), "{hint}: went on regardless");
+    }
+}
+
+#[tokio::test]
+async fn authorization_servers_and_endpoints_on_private_addresses_are_refused() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.authorization_servers = vec!["https://10.0.0.7".into()]);
+    let auth = oauth(&fake, OAuthConfig::new());
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    assert_blocked(&err, "10.0.0.7", AddressKind::Private);
+    assert!(fake.seen_at("https://10.0.0.7").is_empty());
+
+    for (field, url, ip) in [
+        ("token_endpoint", "https://[::1]/token", "::1"),
+        (
+            "registration_endpoint",
+            "https://192.168.0.10/register",
+            "192.168.0.10",
+        ),
+    ] {
+        let fake = Fake::standard();
+        fake.with_as(AS1, |a| {
+            a.claimed_endpoints.insert(field.into(), url.into());
+        });
+        let auth = oauth(&fake, OAuthConfig::new());
+        let err = fake.call(&auth, "a").await.unwrap_err();
+        assert_blocked(&err, ip, AddressKind::of(ip.parse().unwrap()).unwrap());
+        assert!(
+            fake.seen().iter().all(|s| !s.url.starts_with(url)),
+            "{url} was used"
+        );
+    }
+}
+
+#[tokio::test]
+async fn requests_to_urls_learned_from_a_server_carry_the_address_policy() {
+    let fake = Fake::standard();
+    let auth = oauth(&fake, OAuthConfig::new());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    let learned: Vec<_> = fake
+        .seen()
+        .into_iter()
+        .filter(|s| s.path() != "/mcp" && s.path() != "/authorize")
+        .collect();
+    assert!(learned.len() >= 4, "{learned:?}");
+    for s in &learned {
+        assert!(s.public_only, "{} went without the policy", s.url);
+    }
+}
+
+#[tokio::test]
+async fn the_policy_is_lifted_by_the_setting_or_a_local_mcp_server() {
+    // The user allows it: the hint on a link-local address is fetched.
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.prm_hint = Some("https://169.254.169.254/prm".into()));
+    let auth = oauth(&fake, OAuthConfig::new().allow_private_addresses(true));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    assert_eq!(fake.seen_at("https://169.254.169.254/prm").len(), 1);
+    assert!(fake.seen().iter().all(|s| !s.public_only));
+
+    // The MCP server is itself on a private address: so may its
+    // authorization server be.
+    let local_server = "https://10.0.0.5/mcp";
+    let local_as = "https://10.0.0.6";
+    let prm = "https://10.0.0.5/.well-known/oauth-protected-resource/mcp";
+    let fake = Fake::new(
+        RsConfig {
+            prm_at: vec![prm.into()],
+            prm_hint: Some(prm.into()),
+            resource: local_server.into(),
+            authorization_servers: vec![local_as.into()],
+            ..RsConfig::default()
+        },
+        vec![AsConfig::new(local_as)],
+    );
+    let auth = OAuth::new(
+        local_server,
+        OAuthConfig::new().redirect(fake.redirect()),
+        fake.arc(),
+    )
+    .unwrap();
+    assert_eq!(
+        fake.call_at(&auth, local_server, "a").await.unwrap(),
+        http::StatusCode::OK
+    );
+    assert_eq!(fake.seen_path(local_as, "/token").len(), 1);
+    assert!(fake.seen().iter().all(|s| !s.public_only));
+
+    // A server on a public address gets no such exception.
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.prm_hint = Some("https://10.0.0.6/prm".into()));
+    let public = "https://203.0.113.5/mcp";
+    let auth = OAuth::new(
+        public,
+        OAuthConfig::new().redirect(fake.redirect()),
+        fake.arc(),
+    )
+    .unwrap();
+    let err = fake.call_at(&auth, public, "a").await.unwrap_err();
+    assert_blocked(&err, "10.0.0.6", AddressKind::Private);
 }

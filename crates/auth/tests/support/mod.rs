@@ -17,7 +17,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use mcpwire_auth::{
     AuthError, AuthHeaders, AuthRound, Authorizer, Challenge, Challenged, FetchError,
-    FollowLocation, HttpFetch,
+    FollowLocation, HttpFetch, PublicAddressesOnly,
 };
 use serde_json::json;
 
@@ -195,6 +195,9 @@ pub struct Seen {
     pub url: String,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// Whether the request carried the address policy for URLs learned
+    /// from a server (the fetch must then resolve and check the name).
+    pub public_only: bool,
 }
 
 impl Seen {
@@ -395,6 +398,7 @@ impl Fake {
             url: url.clone(),
             headers: req.headers().clone(),
             body: req.body().clone(),
+            public_only: req.extensions().get::<PublicAddressesOnly>().is_some(),
         });
         let parsed = url::Url::parse(&url).unwrap();
         let origin = parsed.origin().ascii_serialization();
