@@ -212,6 +212,14 @@ pub(crate) async fn discover_issuer(
                 secure_url(what, e)?;
             }
         }
+        // The endpoints the client itself will reach (the authorization
+        // endpoint is the browser's).
+        for endpoint in [&metadata.token_endpoint, &metadata.registration_endpoint]
+            .into_iter()
+            .flatten()
+        {
+            fetcher.check_learned(endpoint)?;
+        }
         tracing::debug!(url, issuer, "authorization server metadata found");
         return Ok(AuthServer {
             metadata,

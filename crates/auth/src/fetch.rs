@@ -21,7 +21,11 @@ use crate::error::{AuthError, FetchError, FetchErrorKind};
 ///   or a secret is never replayed to a URL the server chose;
 /// - any status is `Ok`; `Err` means no answer was read;
 /// - the body is read whole but bounded (1 MiB is plenty for every document
-///   of these flows), and the wait is bounded.
+///   of these flows), and the wait is bounded;
+/// - a request carrying the [`PublicAddressesOnly`] extension (a URL learned
+///   from a server) connects only to an address that passes
+///   [`PublicAddressesOnly::check`], from the one lookup of its name. An
+///   address written in the URL was checked before the request was made.
 ///
 /// `mcpwire_http::HttpClient` implements it; tests implement it in process.
 pub trait HttpFetch: Send + Sync {
@@ -73,6 +77,26 @@ impl Fetcher {
     /// configured (an enterprise identity provider's token endpoint).
     pub(crate) fn unguarded(&self) -> Self {
         self.clone().guarded(false)
+    }
+
+    /// Refuses `url` now when the address policy is on and its host is
+    /// written as an address the policy refuses (a name is checked when it
+    /// is resolved): for the endpoints of a metadata document, so that
+    /// nothing is registered or authorized before one of them is found
+    /// unusable.
+    pub(crate) fn check_learned(&self, url: &str) -> Result<(), AuthError> {
+        let Some(host) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+        else {
+            return Ok(());
+        };
+        match literal_address(&host) {
+            Some(ip) if self.guard => PublicAddressesOnly
+                .check(&host, ip)
+                .map_err(|e| AuthError::fetch(url, FetchError::new(FetchErrorKind::Connect, e))),
+            _ => Ok(()),
+        }
     }
 
     /// Sends `request` within the time bound. The error names the URL (never

@@ -184,6 +184,10 @@ async fn authorization_servers_and_endpoints_on_private_addresses_are_refused() 
             fake.seen().iter().all(|s| !s.url.starts_with(url)),
             "{url} was used"
         );
+        // Refused when the metadata is read, before anything else.
+        for p in ["/register", "/authorize", "/token"] {
+            assert!(fake.seen_path(AS1, p).is_empty(), "{url}: {p} was used");
+        }
     }
 }
 

@@ -257,3 +257,34 @@ async fn an_authorizers_fetch_of_a_slow_drip_body_ends_at_the_request_timeout() 
     assert_eq!(err.kind(), mcpwire_http::auth::FetchErrorKind::Timeout);
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+#[tokio::test]
+async fn a_name_learned_from_a_server_that_resolves_to_loopback_is_not_connected_to() {
+    let server = Server::start(|_| async move { Reply::json("{}") }).await;
+    let by_name = server.url("/prm").replace("127.0.0.1", "localhost");
+    let client = client();
+    // Marked as learned from a server: resolved once, refused, never
+    // connected to.
+    let mut req = http::Request::get(&by_name)
+        .body(bytes::Bytes::new())
+        .unwrap();
+    req.extensions_mut()
+        .insert(mcpwire_http::auth::PublicAddressesOnly);
+    let err = client.fetcher().fetch(req).await.unwrap_err();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    let mut blocked = None;
+    while let Some(e) = cause {
+        if let Some(b) = e.downcast_ref::<mcpwire_http::auth::BlockedAddress>() {
+            blocked = Some(b.clone());
+        }
+        cause = e.source();
+    }
+    let blocked = blocked.unwrap_or_else(|| panic!("not the address policy: {err:?}"));
+    assert!(blocked.address.is_loopback(), "{blocked:?}");
+    assert_eq!(blocked.host, "localhost");
+    assert!(server.seen().is_empty(), "the server was reached");
+    // The same URL without the mark (a URL the user gave) is fetched.
+    let ok = fetch_as_authorizer(&client, &by_name).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(server.seen().len(), 1);
+}
