@@ -5,6 +5,8 @@
 
 mod support;
 
+use std::time::Duration;
+
 use mcpwire_auth::{ALLOW_SETTING, AddressKind, AuthError, OAuth, OAuthConfig};
 use support::*;
 
@@ -257,4 +259,88 @@ async fn the_policy_is_lifted_by_the_setting_or_a_local_mcp_server() {
     .unwrap();
     let err = fake.call_at(&auth, public, "a").await.unwrap_err();
     assert_blocked(&err, "10.0.0.6", AddressKind::Private);
+}
+
+#[tokio::test]
+async fn endless_401s_end_after_one_refresh_and_one_authorization() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.always_401 = true);
+    let auth = oauth(&fake, OAuthConfig::new());
+    // A client without the bound loops (refreshing each time) instead of
+    // counting retries: the time bound turns that into a failure.
+    let err = tokio::time::timeout(Duration::from_secs(10), fake.call(&auth, "a"))
+        .await
+        .expect("the client kept retrying")
+        .unwrap_err();
+    assert!(
+        matches!(err, AuthError::Unauthorized { status: 401, .. }),
+        "{err:?}"
+    );
+    // Unauthenticated, with the new token, with the refreshed one.
+    assert_eq!(fake.seen_path(RS_ORIGIN, "/mcp").len(), 3);
+    assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1);
+    let grants: Vec<String> = fake
+        .seen_path(AS1, "/token")
+        .iter()
+        .map(|s| s.form()["grant_type"].clone())
+        .collect();
+    assert_eq!(grants, ["authorization_code", "refresh_token"]);
+}
+
+#[tokio::test]
+async fn endless_step_up_403s_end_at_the_authorization_limit() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.always_403 = Some("mcp:more".into()));
+    let auth = oauth(&fake, OAuthConfig::new().max_authorizations(2));
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    assert!(
+        matches!(
+            err,
+            AuthError::StepUpLimit {
+                authorizations: 2,
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert_eq!(fake.seen_path(AS1, "/authorize").len(), 2);
+}
+
+#[tokio::test]
+async fn a_challenge_other_than_bearer_still_leads_to_the_metadata() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.other_challenge = Some(r#"Basic realm="gateway""#.into()));
+    let auth = oauth(&fake, OAuthConfig::new());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    // No hint: found at the well-known URL.
+    assert_eq!(fake.seen_at(PRM_PATH_URL).len(), 1);
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+}
+
+#[tokio::test]
+async fn a_metadata_redirect_to_another_origin_is_not_followed() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| {
+        rs.prm_at = vec![PRM_PATH_URL.into(), PRM_ROOT_URL.into()];
+        rs.prm_redirect = Some("https://evil.test/prm".into());
+    });
+    let auth = oauth(&fake, OAuthConfig::new());
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    assert!(matches!(err, AuthError::Discovery { .. }), "{err:?}");
+    assert!(err.to_string().contains("302"), "{err}");
+    assert!(fake.seen_at("https://evil.test").is_empty());
+    assert!(fake.seen_at(AS1).is_empty());
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_stops_before_registration() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| a.claimed_issuer = Some("https://evil.test".into()));
+    let auth = oauth(&fake, OAuthConfig::new());
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    assert!(matches!(err, AuthError::IssuerMismatch { .. }), "{err:?}");
+    assert!(fake.seen_at("https://evil.test").is_empty());
+    for p in ["/register", "/authorize", "/token"] {
+        assert!(fake.seen_path(AS1, p).is_empty(), "{p} was used");
+    }
 }

@@ -165,6 +165,13 @@ pub struct RsConfig {
     pub dpop_nonce: bool,
     /// Demand a fresh DPoP nonce on every request, forever.
     pub dpop_nonce_endless: bool,
+    /// Answer every request 401 `invalid_token`, whatever it carries.
+    pub always_401: bool,
+    /// The unauthenticated 401 carries this challenge instead of `Bearer`
+    /// (a server behind a gateway that speaks Basic, say).
+    pub other_challenge: Option<String>,
+    /// The metadata URLs answer with a redirect to this URL.
+    pub prm_redirect: Option<String>,
 }
 
 /// How many endless demands the fake makes before it gives up (far more
@@ -184,6 +191,9 @@ impl Default for RsConfig {
             always_403: None,
             dpop_nonce: false,
             dpop_nonce_endless: false,
+            always_401: false,
+            other_challenge: None,
+            prm_redirect: None,
         }
     }
 }
@@ -405,6 +415,12 @@ impl Fake {
         let no_query = format!("{origin}{}", parsed.path());
         if w.rs.prm_at.contains(&no_query) && req.method() == Method::GET {
             let rs = &w.rs;
+            if let Some(to) = &rs.prm_redirect {
+                let mut r = Response::new(Bytes::new());
+                *r.status_mut() = StatusCode::FOUND;
+                r.headers_mut().insert("location", to.parse().unwrap());
+                return r;
+            }
             let mut doc =
                 json!({"resource": rs.resource, "authorization_servers": rs.authorization_servers});
             if let Some(s) = &rs.scopes_supported {

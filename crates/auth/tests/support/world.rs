@@ -129,11 +129,27 @@ impl World {
         let rs = self.rs.clone();
         let body: Value = serde_json::from_slice(req.body()).unwrap_or(Value::Null);
         let method = body["method"].as_str().unwrap_or("").to_owned();
+        if rs.always_401 && req.headers().contains_key("authorization") {
+            return challenge(
+                "Bearer",
+                &rs,
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                None,
+            );
+        }
         let Some(auth) = req
             .headers()
             .get("authorization")
             .map(|v| v.to_str().unwrap().to_owned())
         else {
+            if let Some(other) = &rs.other_challenge {
+                let mut r =
+                    json_response(StatusCode::UNAUTHORIZED, json!({"error": "unauthorized"}));
+                r.headers_mut()
+                    .insert("www-authenticate", other.parse().unwrap());
+                return r;
+            }
             return challenge(
                 "Bearer",
                 &rs,
