@@ -208,6 +208,7 @@ pub struct OAuthConfig {
     pub(crate) request_timeout: Duration,
     pub(crate) max_authorizations: u32,
     pub(crate) allow_private_addresses: bool,
+    pub(crate) scope_on_refresh: bool,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -222,6 +223,7 @@ impl std::fmt::Debug for OAuthConfig {
             .field("dpop", &self.dpop)
             .field("timing", &self.timing)
             .field("allow_private_addresses", &self.allow_private_addresses)
+            .field("scope_on_refresh", &self.scope_on_refresh)
             .finish_non_exhaustive()
     }
 }
@@ -245,6 +247,7 @@ impl Default for OAuthConfig {
             request_timeout: Duration::from_secs(30),
             max_authorizations: 3,
             allow_private_addresses: false,
+            scope_on_refresh: false,
         }
     }
 }
@@ -415,6 +418,15 @@ impl OAuthConfig {
     /// (an intranet) needs it.
     pub fn allow_private_addresses(mut self, allow: bool) -> Self {
         self.allow_private_addresses = allow;
+        self
+    }
+
+    /// Whether a refresh request names the scopes of the tokens it renews
+    /// in `scope` (default `false`: RFC 6749 §6 makes it optional, and the
+    /// server keeps the granted scopes). Some providers refuse a refresh
+    /// without it.
+    pub fn scope_on_refresh(mut self, send: bool) -> Self {
+        self.scope_on_refresh = send;
         self
     }
 }

@@ -95,6 +95,6 @@ pub use redirect::{CallbackRedirect, FollowLocation, PendingRedirect, RedirectSt
 pub use secret::Secret;
 pub use setting::Auth;
 pub use static_token::BearerToken;
-pub use store::{MemoryStore, StoredAuth, StoredClient, TokenStore};
+pub use store::{MemoryStore, StoreLock, StoredAuth, StoredClient, TokenStore};
 pub use token::{RefreshTiming, TokenSet, TokenType};
 pub use www_authenticate::Challenge;

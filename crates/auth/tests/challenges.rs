@@ -380,3 +380,22 @@ async fn a_token_that_cannot_be_renewed_is_used_until_it_expires() {
     assert_eq!(fake.seen_path(AS1, "/token").len(), 1);
     assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1);
 }
+
+#[tokio::test]
+async fn the_refresh_names_the_held_scopes_only_when_asked_to() {
+    for send in [false, true] {
+        let fake = Fake::standard();
+        fake.with_rs(|rs| rs.challenge_scope = Some("mcp:read mcp:write".into()));
+        let auth = oauth(&fake, OAuthConfig::new().scope_on_refresh(send));
+        assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+        fake.revoke_access_tokens();
+        assert_eq!(fake.call(&auth, "b").await.unwrap(), StatusCode::OK);
+        let refresh = fake.seen_path(AS1, "/token")[1].form();
+        assert_eq!(refresh["grant_type"], "refresh_token");
+        assert_eq!(
+            refresh.get("scope").map(String::as_str),
+            send.then_some("mcp:read mcp:write"),
+            "scope_on_refresh({send})"
+        );
+    }
+}
