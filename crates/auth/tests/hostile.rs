@@ -344,3 +344,91 @@ async fn metadata_naming_another_issuer_stops_before_registration() {
         assert!(fake.seen_path(AS1, p).is_empty(), "{p} was used");
     }
 }
+
+#[tokio::test]
+async fn an_unreachable_metadata_hint_is_passed_over_for_the_well_known_url() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.prm_hint = Some("https://down.test/prm".into()));
+    fake.unreachable("https://down.test");
+    let auth = oauth(&fake, OAuthConfig::new());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    assert_eq!(fake.seen_at(PRM_PATH_URL).len(), 1);
+}
+
+#[tokio::test]
+async fn resource_metadata_without_authorization_servers_is_reported_not_guessed_around() {
+    let fake = Fake::standard();
+    fake.with_rs(|rs| rs.authorization_servers = vec![]);
+    let auth = oauth(&fake, OAuthConfig::new());
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    // Not taken for a 2025-03-26 server (its origin as the authorization
+    // server): the document was there, and unusable.
+    assert!(matches!(err, AuthError::Discovery { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(
+        text.contains("rejected: no authorization_servers"),
+        "{text}"
+    );
+    assert!(
+        fake.seen_at(&format!(
+            "{RS_ORIGIN}/.well-known/oauth-authorization-server"
+        ))
+        .is_empty()
+    );
+}
+
+#[tokio::test]
+async fn metadata_naming_another_issuer_on_the_same_origin_is_not_used() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.claimed_issuer = Some(format!("{AS1}/tenant-b"));
+    });
+    let auth = oauth(&fake, OAuthConfig::new());
+    let err = fake.call(&auth, "a").await.unwrap_err();
+    assert!(matches!(err, AuthError::IssuerMismatch { .. }), "{err:?}");
+    assert!(fake.seen_path(AS1, "/register").is_empty());
+}
+
+#[tokio::test]
+async fn a_server_without_any_metadata_is_the_issuer_its_assertions_name() {
+    // A 2025-03-26 server with the default endpoints, and a client that
+    // signs its assertions: their audience is the server's origin.
+    let key = es256_keypair();
+    let fake = Fake::new(
+        RsConfig {
+            prm_at: vec![],
+            prm_hint: None,
+            authorization_servers: vec![RS_ORIGIN.into()],
+            ..RsConfig::default()
+        },
+        vec![AsConfig::new(RS_ORIGIN)],
+    );
+    fake.with_as(RS_ORIGIN, |a| {
+        a.metadata_at = vec![];
+        a.assertion_keys.push((key.alg, key.verify.clone()));
+    });
+    let auth = OAuth::new(
+        SERVER,
+        OAuthConfig::private_key_jwt("pkj-client", key.signing.clone()),
+        fake.arc(),
+    )
+    .unwrap();
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    assert_eq!(auth.issuer().as_deref(), Some(RS_ORIGIN));
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+}
+
+#[tokio::test]
+async fn an_absurd_token_lifetime_does_not_overflow_the_clock() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| a.expires_in = u64::MAX);
+    let auth = oauth(&fake, OAuthConfig::new());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), http::StatusCode::OK);
+    let t = auth.tokens().unwrap();
+    let lifetime = t.expires_at.unwrap().duration_since(t.issued_at).unwrap();
+    assert!(
+        lifetime <= Duration::from_secs(10 * 366 * 24 * 3600),
+        "{lifetime:?}"
+    );
+    assert_eq!(fake.call(&auth, "b").await.unwrap(), http::StatusCode::OK);
+}

@@ -329,6 +329,11 @@ impl Fake {
         }
     }
 
+    /// Requests to URLs starting with `prefix` fail to connect.
+    pub fn unreachable(&self, prefix: &str) {
+        self.world.lock().unwrap().unreachable.push(prefix.into());
+    }
+
     pub fn rs_jtis(&self) -> Vec<String> {
         self.world.lock().unwrap().rs_jtis.clone()
     }
@@ -459,6 +464,17 @@ impl HttpFetch for Fake {
         // after another inside a single poll.
         Box::pin(async move {
             tokio::task::yield_now().await;
+            let url = request.uri().to_string();
+            let down = {
+                let w = self.world.lock().unwrap();
+                w.unreachable.iter().any(|p| url.starts_with(p.as_str()))
+            };
+            if down {
+                return Err(FetchError::new(
+                    mcpwire_auth::FetchErrorKind::Connect,
+                    "connection refused",
+                ));
+            }
             Ok(self.handle(request))
         })
     }

@@ -41,6 +41,8 @@ pub(super) struct World {
     pub(super) failures: Vec<String>,
     /// Endless DPoP nonce demands made so far.
     pub(super) endless_demands: u64,
+    /// URL prefixes no connection reaches.
+    pub(super) unreachable: Vec<String>,
 }
 
 /// The fake world: authorization servers and one protected resource.
