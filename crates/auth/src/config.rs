@@ -207,6 +207,8 @@ pub struct OAuthConfig {
     pub(crate) authorization_timeout: Duration,
     pub(crate) request_timeout: Duration,
     pub(crate) max_authorizations: u32,
+    pub(crate) allow_private_addresses: bool,
+    pub(crate) scope_on_refresh: bool,
 }
 
 impl std::fmt::Debug for OAuthConfig {
@@ -220,6 +222,8 @@ impl std::fmt::Debug for OAuthConfig {
             .field("client_name", &self.client_name)
             .field("dpop", &self.dpop)
             .field("timing", &self.timing)
+            .field("allow_private_addresses", &self.allow_private_addresses)
+            .field("scope_on_refresh", &self.scope_on_refresh)
             .finish_non_exhaustive()
     }
 }
@@ -242,6 +246,8 @@ impl Default for OAuthConfig {
             authorization_timeout: Duration::from_secs(300),
             request_timeout: Duration::from_secs(30),
             max_authorizations: 3,
+            allow_private_addresses: false,
+            scope_on_refresh: false,
         }
     }
 }
@@ -398,6 +404,29 @@ impl OAuthConfig {
     /// [`AuthError::StepUpLimit`] (default 3).
     pub fn max_authorizations(mut self, n: u32) -> Self {
         self.max_authorizations = n.max(1);
+        self
+    }
+
+    /// Lets URLs learned from a server (metadata documents, registration
+    /// and token endpoints) lead to loopback, private, link-local and
+    /// unspecified addresses (default `false`: refused with
+    /// [`AuthError::BlockedAddress`], so a hostile server cannot make the
+    /// client reach a cloud metadata service or a port on the user's
+    /// machine). Not needed when the MCP server is itself written as such
+    /// an address (or `localhost`): its servers may then be local too. An
+    /// MCP server named by a host name that resolves to a private address
+    /// (an intranet) needs it.
+    pub fn allow_private_addresses(mut self, allow: bool) -> Self {
+        self.allow_private_addresses = allow;
+        self
+    }
+
+    /// Whether a refresh request names the scopes of the tokens it renews
+    /// in `scope` (default `false`: RFC 6749 §6 makes it optional, and the
+    /// server keeps the granted scopes). Some providers refuse a refresh
+    /// without it.
+    pub fn scope_on_refresh(mut self, send: bool) -> Self {
+        self.scope_on_refresh = send;
         self
     }
 }

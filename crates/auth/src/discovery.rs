@@ -58,6 +58,7 @@ async fn get(fetcher: &Fetcher, url: &str, attempts: &mut Vec<Attempt>) -> Resul
             });
             Ok(Got::Missed)
         }
+        Err(e) if crate::address::blocked_in(&e).is_some() => Err(AuthError::fetch(url, e)),
         Err(e) => {
             let mut why = e.to_string();
             if let Some(src) = std::error::Error::source(&e) {
@@ -210,6 +211,14 @@ pub(crate) async fn discover_issuer(
             if let Some(e) = endpoint {
                 secure_url(what, e)?;
             }
+        }
+        // The endpoints the client itself will reach (the authorization
+        // endpoint is the browser's).
+        for endpoint in [&metadata.token_endpoint, &metadata.registration_endpoint]
+            .into_iter()
+            .flatten()
+        {
+            fetcher.check_learned(endpoint)?;
         }
         tracing::debug!(url, issuer, "authorization server metadata found");
         return Ok(AuthServer {

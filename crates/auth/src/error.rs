@@ -39,6 +39,22 @@ pub enum AuthError {
         /// The URL.
         url: String,
     },
+    /// A URL learned from a server (a metadata document, an endpoint) leads
+    /// to a loopback, private, link-local or unspecified address, and the
+    /// MCP server is not itself on one: a hostile server could use it to
+    /// reach a cloud metadata service or the user's own machine.
+    #[error(
+        "refusing {url}: it leads to {address}, a {kind} address, which a URL learned from a server may not reach (set {setting} to allow it)",
+        setting = crate::address::ALLOW_SETTING
+    )]
+    BlockedAddress {
+        /// The URL (without its query).
+        url: String,
+        /// The address it leads to.
+        address: std::net::IpAddr,
+        /// Why that address is refused.
+        kind: crate::address::AddressKind,
+    },
     /// The Protected Resource Metadata describes another resource than the
     /// server being reached (RFC 9728 §3.3), so it must not be used.
     #[error("the protected resource metadata is for {resource}, not for the server at {server}")]
@@ -210,6 +226,13 @@ impl AuthError {
     }
 
     pub(crate) fn fetch(url: impl fmt::Display, source: FetchError) -> Self {
+        if let Some(b) = crate::address::blocked_in(&source) {
+            return AuthError::BlockedAddress {
+                url: url.to_string(),
+                address: b.address,
+                kind: b.kind,
+            };
+        }
         AuthError::Fetch {
             url: url.to_string(),
             source,

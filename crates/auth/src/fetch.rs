@@ -10,7 +10,8 @@ use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{Request, Response};
 
-use crate::error::{AuthError, FetchError};
+use crate::address::{PublicAddressesOnly, literal_address};
+use crate::error::{AuthError, FetchError, FetchErrorKind};
 
 /// Sends one HTTP request and returns the whole answer.
 ///
@@ -20,7 +21,11 @@ use crate::error::{AuthError, FetchError};
 ///   or a secret is never replayed to a URL the server chose;
 /// - any status is `Ok`; `Err` means no answer was read;
 /// - the body is read whole but bounded (1 MiB is plenty for every document
-///   of these flows), and the wait is bounded.
+///   of these flows), and the wait is bounded;
+/// - a request carrying the [`PublicAddressesOnly`] extension (a URL learned
+///   from a server) connects only to an address that passes
+///   [`PublicAddressesOnly::check`], from the one lookup of its name. An
+///   address written in the URL was checked before the request was made.
 ///
 /// `mcpwire_http::HttpClient` implements it; tests implement it in process.
 pub trait HttpFetch: Send + Sync {
@@ -35,24 +40,63 @@ impl<T: HttpFetch + ?Sized> HttpFetch for Arc<T> {
 }
 
 /// The fetcher the flows use: an [`HttpFetch`] with a time bound on every
-/// request.
+/// request, and, when `guard` is on, the address policy for URLs learned
+/// from a server (see [`crate::address`]).
 #[derive(Clone)]
 pub(crate) struct Fetcher {
     inner: Arc<dyn HttpFetch>,
     timeout: Duration,
+    guard: bool,
 }
 
 impl std::fmt::Debug for Fetcher {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Fetcher")
             .field("timeout", &self.timeout)
+            .field("guard", &self.guard)
             .finish_non_exhaustive()
     }
 }
 
 impl Fetcher {
     pub(crate) fn new(inner: Arc<dyn HttpFetch>, timeout: Duration) -> Self {
-        Self { inner, timeout }
+        Self {
+            inner,
+            timeout,
+            guard: false,
+        }
+    }
+
+    /// This fetcher with the address policy on (`true`) or off.
+    pub(crate) fn guarded(mut self, guard: bool) -> Self {
+        self.guard = guard;
+        self
+    }
+
+    /// This fetcher without the address policy, for URLs the user
+    /// configured (an enterprise identity provider's token endpoint).
+    pub(crate) fn unguarded(&self) -> Self {
+        self.clone().guarded(false)
+    }
+
+    /// Refuses `url` now when the address policy is on and its host is
+    /// written as an address the policy refuses (a name is checked when it
+    /// is resolved): for the endpoints of a metadata document, so that
+    /// nothing is registered or authorized before one of them is found
+    /// unusable.
+    pub(crate) fn check_learned(&self, url: &str) -> Result<(), AuthError> {
+        let Some(host) = url::Url::parse(url)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+        else {
+            return Ok(());
+        };
+        match literal_address(&host) {
+            Some(ip) if self.guard => PublicAddressesOnly
+                .check(&host, ip)
+                .map_err(|e| AuthError::fetch(url, FetchError::new(FetchErrorKind::Connect, e))),
+            _ => Ok(()),
+        }
     }
 
     /// Sends `request` within the time bound. The error names the URL (never
@@ -67,8 +111,20 @@ impl Fetcher {
     /// Like [`send`](Self::send), with the bare [`FetchError`].
     pub(crate) async fn send_raw(
         &self,
-        request: Request<Bytes>,
+        mut request: Request<Bytes>,
     ) -> Result<Response<Bytes>, FetchError> {
+        if self.guard {
+            // An address written in the URL is refused here; a name is
+            // left to the fetch, which resolves it once and checks the
+            // addresses it connects to.
+            let host = request.uri().host().unwrap_or_default();
+            if let Some(ip) = literal_address(host) {
+                PublicAddressesOnly
+                    .check(host, ip)
+                    .map_err(|e| FetchError::new(FetchErrorKind::Connect, e))?;
+            }
+            request.extensions_mut().insert(PublicAddressesOnly);
+        }
         match tokio::time::timeout(self.timeout, self.inner.fetch(request)).await {
             Ok(r) => r,
             Err(_) => Err(FetchError::timeout()),

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use futures_util::future::BoxFuture;
 
 use crate::error::{AuthError, BoxError};
-use crate::store::{StoredAuth, TokenStore};
+use crate::store::{StoreLock, StoredAuth, TokenStore};
 
 /// Keeps authorizations in files under a directory, so a program does not
 /// ask the user to authorize again on every start.
@@ -20,7 +20,11 @@ use crate::store::{StoredAuth, TokenStore};
 /// - files are created `0600` and the directory `0700` (on Unix);
 /// - expiries are absolute (seconds since the epoch);
 /// - a file that cannot be read or parsed is skipped with a warning, never
-///   deleted.
+///   deleted;
+/// - a refresh holds a lock file beside the entry (`.<entry>.lock`, an
+///   advisory OS file lock), so processes sharing the directory take turns
+///   and reuse each other's refresh instead of spending a rotated refresh
+///   token.
 ///
 /// The files hold refresh tokens: put the directory somewhere only the user
 /// can read (e.g. under the user's config or state directory).
@@ -161,5 +165,68 @@ impl TokenStore for FileStore {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
             Err(e) => Err(store_error(e)),
         }))
+    }
+
+    fn lock<'a>(
+        &'a self,
+        issuer: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoreLock>, AuthError>> {
+        self.lock_entry(issuer, resource)
+    }
+}
+
+/// How long a refresh waits for another process's lock on the same entry
+/// (its refresh is one bounded token request, so this is generous).
+const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(30);
+
+/// Takes the lock file of an entry: `<entry>.lock` beside it, locked with
+/// the operating system's advisory file lock (`flock` on Unix,
+/// `LockFileEx` on Windows), polled until [`LOCK_WAIT`] so the wait is
+/// bounded. The lock goes with the open file: dropped, or the process
+/// gone, it is released.
+fn lock_entry_file(dir: &Path, name: &str) -> Result<std::fs::File, AuthError> {
+    create_dir(dir).map_err(store_error)?;
+    let path = dir.join(format!(".{name}.lock"));
+    let mut options = std::fs::OpenOptions::new();
+    options.read(true).write(true).create(true).truncate(false);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(&path).map_err(store_error)?;
+    let deadline = std::time::Instant::now() + LOCK_WAIT;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) if std::time::Instant::now() < deadline => {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                return Err(store_error(format!(
+                    "another process held the lock of {} for over {} s",
+                    path.display(),
+                    LOCK_WAIT.as_secs()
+                )));
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(store_error(e)),
+        }
+    }
+}
+
+impl FileStore {
+    /// The [`TokenStore::lock`] of a file store (see [`lock_entry_file`]).
+    fn lock_entry(
+        &self,
+        issuer: &str,
+        resource: &str,
+    ) -> BoxFuture<'static, Result<Option<StoreLock>, AuthError>> {
+        let dir = self.dir.clone();
+        let name = file_name(issuer, resource);
+        Box::pin(async move {
+            let file = blocking(move || lock_entry_file(&dir, &name)).await?;
+            Ok(Some(StoreLock::new(file)))
+        })
     }
 }

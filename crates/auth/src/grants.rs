@@ -115,12 +115,16 @@ pub(crate) async fn refresh(
     identity: &ClientIdentity,
     refresh_token: &Secret,
     asked: &[String],
+    send_scope: bool,
 ) -> Result<TokenSet, AuthError> {
     let client = token_client(identity, ep.url)?;
     let token = RefreshToken::new(refresh_token.expose().to_owned());
     let mut req = client
         .exchange_refresh_token(&token)
         .add_extra_param("resource", ep.resource.to_owned());
+    if send_scope {
+        req = req.add_scopes(scopes(asked));
+    }
     if let Some((k, v)) = basic_client_id(identity) {
         req = req.add_extra_param(k, v);
     }

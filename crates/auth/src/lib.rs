@@ -50,6 +50,7 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod address;
 mod assertion;
 mod authcode;
 mod authorizer;
@@ -75,6 +76,7 @@ mod token;
 mod url_rules;
 mod www_authenticate;
 
+pub use address::{ALLOW_SETTING, AddressKind, BlockedAddress, PublicAddressesOnly};
 pub use assertion::{SigningAlgorithm, SigningKey};
 pub use authorizer::{AuthHeaders, AuthRound, Authorizer, Challenged};
 pub use config::{
@@ -93,6 +95,6 @@ pub use redirect::{CallbackRedirect, FollowLocation, PendingRedirect, RedirectSt
 pub use secret::Secret;
 pub use setting::Auth;
 pub use static_token::BearerToken;
-pub use store::{MemoryStore, StoredAuth, StoredClient, TokenStore};
+pub use store::{MemoryStore, StoreLock, StoredAuth, StoredClient, TokenStore};
 pub use token::{RefreshTiming, TokenSet, TokenType};
 pub use www_authenticate::Challenge;

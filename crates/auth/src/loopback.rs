@@ -120,6 +120,21 @@ impl PendingRedirect for LoopbackPending {
         authorization_url: Url,
     ) -> BoxFuture<'static, Result<Url, AuthError>> {
         Box::pin(async move {
+            // The flows check the authorization endpoint when they read the
+            // metadata; this step checks again, since what it is given is
+            // handed to the system's URL opener, which runs `file:` or
+            // `javascript:` URLs (or a program's custom scheme) as readily.
+            if !matches!(authorization_url.scheme(), "https" | "http") {
+                return Err(AuthError::InsecureUrl {
+                    what: "authorization URL",
+                    url: crate::fetch::without_query(
+                        &authorization_url
+                            .as_str()
+                            .parse()
+                            .unwrap_or_else(|_| http::Uri::from_static("/")),
+                    ),
+                });
+            }
             let target = authorization_url.to_string();
             if self.open_browser {
                 let t = target.clone();
@@ -278,5 +293,33 @@ mod tests {
         );
         let url = wait.await.unwrap().unwrap();
         assert_eq!(url.as_str(), format!("{uri}?code=abc&state=xyz"));
+    }
+
+    #[tokio::test]
+    async fn an_authorization_url_other_than_http_or_https_is_never_opened() {
+        for bad in [
+            "javascript:alert(1)",
+            "file:///etc/passwd",
+            "data:text/html,x",
+            "vscode://open?x=1",
+        ] {
+            // Refused at once, instead of printed (or, with the browser on,
+            // opened) and waited on.
+            let pending = LoopbackBrowser::new()
+                .open_browser(false)
+                .prepare()
+                .await
+                .unwrap();
+            let finished = tokio::time::timeout(
+                std::time::Duration::from_secs(5),
+                pending.finish(Url::parse(bad).unwrap()),
+            )
+            .await
+            .expect("the step waited for a redirect");
+            assert!(
+                matches!(finished, Err(AuthError::InsecureUrl { .. })),
+                "{bad}: {finished:?}"
+            );
+        }
     }
 }

@@ -26,7 +26,7 @@ use crate::grants;
 use crate::oauth_http::OAuthHttp;
 use crate::obtain;
 use crate::registration::{self, ClientIdentity, IdentityOrigin};
-use crate::store::{StoredAuth, StoredClient};
+use crate::store::{StoredAuth, StoredClient, renewed_elsewhere};
 use crate::token::{TokenSet, TokenType};
 use crate::url_rules::{canonical_resource, htu, require_secure, same_origin_uri};
 use crate::www_authenticate::{Challenge, pick};
@@ -123,7 +123,13 @@ impl OAuth {
         let url = Url::parse(server)
             .map_err(|e| AuthError::Config(format!("unusable server URL {server:?}: {e}")))?;
         let key = canonical_resource(&url);
-        let fetcher = Fetcher::new(fetch, config.request_timeout);
+        // A server written as a non-public address (or `localhost`) is a
+        // local deployment: the servers it names may be local too.
+        let local = url
+            .host_str()
+            .is_some_and(crate::address::is_non_public_host);
+        let fetcher = Fetcher::new(fetch, config.request_timeout)
+            .guarded(!local && !config.allow_private_addresses);
         Ok(Self {
             inner: Arc::new(Inner {
                 server: url,
@@ -396,6 +402,18 @@ impl OAuth {
         let Some(refresh_token) = tokens.refresh_token.clone() else {
             return Ok(());
         };
+        // Other processes sharing the store: one refresh at a time, and a
+        // refresh another one made is taken instead of spending a refresh
+        // token it rotated away.
+        let store = &self.config().store;
+        let _lock = store.lock(&binding.issuer, &self.inner.key).await?;
+        let newer = renewed_elsewhere(&**store, &self.inner.key, &binding.issuer, &tokens).await?;
+        if let Some(newer) = newer {
+            tracing::debug!(issuer = %binding.issuer, "tokens renewed by another process");
+            return self
+                .commit(&binding, server.clone(), newer, None, key)
+                .await;
+        }
         let meta = &server.metadata;
         let identity = self
             .known_identity(meta)
@@ -415,7 +433,9 @@ impl OAuth {
             resource: &binding.resource,
             timing: &self.config().timing,
         };
-        let result = grants::refresh(&ep, &identity, &refresh_token, &tokens.scopes).await;
+        let send_scope = self.config().scope_on_refresh;
+        let result =
+            grants::refresh(&ep, &identity, &refresh_token, &tokens.scopes, send_scope).await;
         match result {
             Ok(newer) => {
                 tracing::debug!(issuer = %binding.issuer, "tokens refreshed");

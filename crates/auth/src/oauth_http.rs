@@ -324,6 +324,25 @@ mod tests {
     }
 
     #[test]
+    fn expires_in_is_read_from_integers_floats_and_strings_but_never_negative() {
+        let read = |v: &str| {
+            let body = format!(r#"{{"access_token":"A","expires_in":{v}}}"#);
+            serde_json::from_str::<RawTokenResponse>(&body)
+                .unwrap()
+                .expires_in
+        };
+        assert_eq!(read("3600"), Some(3600));
+        // Above 2^53 an f64 is not exact: an integer stays one.
+        assert_eq!(read("9007199254740993"), Some(9_007_199_254_740_993));
+        assert_eq!(read("3600.9"), Some(3600));
+        assert_eq!(read("0.0"), Some(0));
+        assert_eq!(read("-1.5"), None);
+        assert_eq!(read("\" 60 \""), Some(60));
+        assert_eq!(read("\"soon\""), None);
+        assert_eq!(read("null"), None);
+    }
+
+    #[test]
     fn basic_credentials_encode_each_part_first() {
         let v = basic_credentials("a:b", &Secret::new("p w"));
         assert!(v.is_sensitive());

@@ -120,7 +120,8 @@ pub(crate) async fn obtain(o: Obtain<'_>, mut scopes: Vec<String>) -> Result<Obt
             })?;
             // The identity provider is another server: no DPoP proof bound
             // to this authorization server's key goes there.
-            let idp_http = OAuthHttp::new(o.fetcher, None);
+            let idp_fetcher = o.fetcher.unguarded();
+            let idp_http = OAuthHttp::new(&idp_fetcher, None);
             let id_jag =
                 grants::exchange_for_id_jag(&idp_http, idp, &meta.issuer, o.resource, &scopes)
                     .await?;

@@ -94,6 +94,67 @@ pub trait TokenStore: Send + Sync {
         issuer: &'a str,
         resource: &'a str,
     ) -> BoxFuture<'a, Result<(), AuthError>>;
+
+    /// Takes a lock on the entry for `issuer` and `resource` that other
+    /// processes sharing the store respect, held until the [`StoreLock`] is
+    /// dropped: a refresh holds it from reading the entry to saving the new
+    /// one, so two processes do not both spend a rotating refresh token.
+    /// The default takes none (`None`), which is right for a store no other
+    /// process reads.
+    fn lock<'a>(
+        &'a self,
+        issuer: &'a str,
+        resource: &'a str,
+    ) -> BoxFuture<'a, Result<Option<StoreLock>, AuthError>> {
+        let _ = (issuer, resource);
+        Box::pin(async { Ok(None) })
+    }
+}
+
+/// A lock of a [`TokenStore`] entry (see [`TokenStore::lock`]), released
+/// when dropped.
+pub struct StoreLock {
+    _held: Box<dyn Send + Sync>,
+}
+
+impl StoreLock {
+    /// A lock released when `held` is dropped (a locked file, say).
+    pub fn new(held: impl Send + Sync + 'static) -> Self {
+        Self {
+            _held: Box::new(held),
+        }
+    }
+}
+
+impl std::fmt::Debug for StoreLock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("StoreLock")
+    }
+}
+
+/// The tokens of the entry for `issuer` in `store` when another process
+/// renewed them since `held` was read: a different refresh token, issued
+/// later. Read under the entry's lock, before a refresh.
+pub(crate) async fn renewed_elsewhere(
+    store: &dyn TokenStore,
+    resource: &str,
+    issuer: &str,
+    held: &TokenSet,
+) -> Result<Option<TokenSet>, AuthError> {
+    let entries = store.load(resource).await?;
+    Ok(entries
+        .into_iter()
+        .filter(|e| e.issuer == issuer)
+        .find_map(|e| e.tokens)
+        .filter(|t| {
+            t.refresh_token != held.refresh_token && secs(t.issued_at) >= secs(held.issued_at)
+        }))
+}
+
+/// Whole seconds since the epoch: what the stores keep of a time.
+fn secs(t: std::time::SystemTime) -> u64 {
+    t.duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 /// A [`TokenStore`] in memory: authorizations last as long as the process.

@@ -129,9 +129,15 @@ impl Default for RefreshTiming {
     }
 }
 
+/// The longest token lifetime taken from a server (ten years).
+const MAX_LIFETIME: Duration = Duration::from_secs(10 * 365 * 24 * 3600);
+
 impl RefreshTiming {
     /// The absolute expiry of a token issued at `issued_at` for `lifetime`.
     pub fn expiry(&self, issued_at: SystemTime, lifetime: Duration) -> SystemTime {
+        // A server may claim any `expires_in` (u64::MAX seconds overflows
+        // every clock): a lifetime is taken as at most ten years.
+        let lifetime = lifetime.min(MAX_LIFETIME);
         let effective = lifetime.checked_sub(self.skew).unwrap_or(lifetime / 2);
         issued_at + effective
     }

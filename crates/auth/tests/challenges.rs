@@ -145,10 +145,24 @@ async fn concurrent_requests_meeting_a_dead_token_share_one_refresh() {
     let auth = oauth(&fake, OAuthConfig::new());
     assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
     fake.revoke_access_tokens();
+    // The fake answers after a yield, so the eight calls all send the dead
+    // token and all meet the 401 before the first refresh is answered.
     let calls: Vec<_> = (0..8).map(|_| fake.call(&auth, "b")).collect();
     for r in futures_util::future::join_all(calls).await {
         assert_eq!(r.unwrap(), StatusCode::OK);
     }
+    let dead = fake
+        .seen_path(RS_ORIGIN, "/mcp")
+        .iter()
+        .filter(|s| s.header("authorization").is_some())
+        .take(1 + 8)
+        .skip(1)
+        .map(|s| s.header("authorization"))
+        .collect::<Vec<_>>();
+    assert!(
+        dead.windows(2).all(|w| w[0] == w[1]),
+        "the calls ran one after another, not at once: {dead:?}"
+    );
     assert_eq!(grants(&fake, AS1), ["authorization_code", "refresh_token"]);
 }
 
@@ -365,4 +379,144 @@ async fn a_token_that_cannot_be_renewed_is_used_until_it_expires() {
     assert_eq!(fake.call(&auth, "b").await.unwrap(), StatusCode::OK);
     assert_eq!(fake.seen_path(AS1, "/token").len(), 1);
     assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1);
+}
+
+#[tokio::test]
+async fn the_refresh_names_the_held_scopes_only_when_asked_to() {
+    for send in [false, true] {
+        let fake = Fake::standard();
+        fake.with_rs(|rs| rs.challenge_scope = Some("mcp:read mcp:write".into()));
+        let auth = oauth(&fake, OAuthConfig::new().scope_on_refresh(send));
+        assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+        fake.revoke_access_tokens();
+        assert_eq!(fake.call(&auth, "b").await.unwrap(), StatusCode::OK);
+        let refresh = fake.seen_path(AS1, "/token")[1].form();
+        assert_eq!(refresh["grant_type"], "refresh_token");
+        assert_eq!(
+            refresh.get("scope").map(String::as_str),
+            send.then_some("mcp:read mcp:write"),
+            "scope_on_refresh({send})"
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_expired_token_is_renewed_before_the_request_without_a_401() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| a.expires_in = 1);
+    let auth = oauth(&fake, OAuthConfig::new().clock_skew(Duration::ZERO));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let before = fake.seen_path(RS_ORIGIN, "/mcp").len();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    assert!(
+        auth.tokens()
+            .unwrap()
+            .is_expired(std::time::SystemTime::now())
+    );
+    assert_eq!(fake.call(&auth, "b").await.unwrap(), StatusCode::OK);
+    assert_eq!(grants(&fake, AS1), ["authorization_code", "refresh_token"]);
+    assert_eq!(
+        fake.seen_path(RS_ORIGIN, "/mcp").len(),
+        before + 1,
+        "refreshed first: one request, no 401 round trip"
+    );
+}
+
+#[tokio::test]
+async fn an_expired_token_that_could_not_be_renewed_is_not_sent() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| a.expires_in = 1);
+    let auth = oauth(&fake, OAuthConfig::new().clock_skew(Duration::ZERO));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let before = fake.seen_path(RS_ORIGIN, "/mcp").len();
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    fake.unreachable(AS1);
+    assert!(fake.call(&auth, "b").await.is_err());
+    let next = &fake.seen_path(RS_ORIGIN, "/mcp")[before];
+    assert_eq!(next.header("authorization"), None, "a dead token was sent");
+}
+
+/// A store whose reads never finish: whoever reads it holds the flight.
+struct StuckStore;
+
+impl mcpwire_auth::TokenStore for StuckStore {
+    fn load<'a>(
+        &'a self,
+        _: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<Vec<mcpwire_auth::StoredAuth>, AuthError>> {
+        Box::pin(futures_util::future::pending())
+    }
+    fn save<'a>(
+        &'a self,
+        _: &'a mcpwire_auth::StoredAuth,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), AuthError>> {
+        Box::pin(async { Ok(()) })
+    }
+    fn remove<'a>(
+        &'a self,
+        _: &'a str,
+        _: &'a str,
+    ) -> futures_util::future::BoxFuture<'a, Result<(), AuthError>> {
+        Box::pin(async { Ok(()) })
+    }
+}
+
+#[tokio::test]
+async fn waiting_for_another_authorization_is_bounded() {
+    let fake = Fake::standard();
+    let config = OAuthConfig::new()
+        .token_store(std::sync::Arc::new(StuckStore))
+        .authorization_timeout(Duration::from_millis(300))
+        .request_timeout(Duration::from_millis(100));
+    let auth = oauth(&fake, config);
+    // The first call holds the flight forever (its store never answers);
+    // the second waits for it at most the authorization timeout plus eight
+    // request timeouts (1.1 s here).
+    let stuck = auth.clone();
+    let holder = tokio::spawn(async move { stuck.authorize().await });
+    tokio::task::yield_now().await;
+    let started = std::time::Instant::now();
+    let err = auth.authorize().await.unwrap_err();
+    let waited = started.elapsed();
+    assert!(matches!(err, AuthError::Timeout { .. }), "{err:?}");
+    assert!(
+        waited >= Duration::from_millis(1000) && waited < Duration::from_secs(10),
+        "{waited:?}"
+    );
+    holder.abort();
+}
+
+#[test]
+fn the_debug_of_an_authorizer_names_its_server() {
+    let fake = Fake::standard();
+    let auth = oauth(&fake, OAuthConfig::new());
+    let shown = format!("{auth:?}");
+    assert!(shown.starts_with("OAuth"), "{shown}");
+    assert!(shown.contains(SERVER), "{shown}");
+}
+
+#[tokio::test]
+async fn a_pinned_issuer_is_chosen_among_those_the_server_names() {
+    let fake = Fake::new(
+        RsConfig {
+            authorization_servers: vec![AS1.into(), AS2.into()],
+            ..RsConfig::default()
+        },
+        vec![AsConfig::new(AS1), AsConfig::new(AS2)],
+    );
+    let auth = oauth(&fake, OAuthConfig::new().client_issuer(AS2));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    assert_eq!(auth.issuer().as_deref(), Some(AS2));
+    assert!(fake.seen_path(AS1, "/register").is_empty());
+    // A pinned issuer the server does not name: the server's first.
+    let fake = Fake::new(
+        RsConfig {
+            authorization_servers: vec![AS1.into(), AS2.into()],
+            ..RsConfig::default()
+        },
+        vec![AsConfig::new(AS1), AsConfig::new(AS2)],
+    );
+    let auth = oauth(&fake, OAuthConfig::new().client_issuer("https://as3.test"));
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    assert_eq!(auth.issuer().as_deref(), Some(AS1));
 }

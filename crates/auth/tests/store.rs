@@ -153,3 +153,54 @@ async fn an_authorization_in_a_file_store_serves_the_next_process() {
     );
     assert!(fake.failures().is_empty(), "{:?}", fake.failures());
 }
+
+fn grant_types(fake: &Fake) -> Vec<String> {
+    fake.seen_path(AS1, "/token")
+        .iter()
+        .map(|s| s.form()["grant_type"].clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn processes_sharing_a_file_store_do_not_race_a_rotating_refresh_token() {
+    let dir = tempfile::tempdir().unwrap();
+    let fake = Fake::standard();
+    // Each "process" has its own store object on the same directory, and
+    // its own authorizer.
+    let process = || {
+        let store: Arc<dyn TokenStore> = Arc::new(FileStore::new(dir.path()));
+        let config = OAuthConfig::new()
+            .redirect(fake.redirect())
+            .token_store(store);
+        OAuth::new(SERVER, config, fake.arc()).unwrap()
+    };
+    let a = process();
+    assert_eq!(fake.call(&a, "a").await.unwrap(), StatusCode::OK);
+    let b = process();
+    assert_eq!(fake.call(&b, "b").await.unwrap(), StatusCode::OK);
+
+    // One after the other: B holds the refresh token A rotated away, and
+    // takes A's refresh from the store instead of spending it.
+    fake.revoke_access_tokens();
+    assert_eq!(fake.call(&a, "c").await.unwrap(), StatusCode::OK);
+    assert_eq!(fake.call(&b, "d").await.unwrap(), StatusCode::OK);
+    assert_eq!(grant_types(&fake), ["authorization_code", "refresh_token"]);
+
+    // At once: one refresh, under the lock; the other process reuses it.
+    fake.revoke_access_tokens();
+    let (ra, rb) = futures_util::future::join(fake.call(&a, "e"), fake.call(&b, "f")).await;
+    assert_eq!((ra.unwrap(), rb.unwrap()), (StatusCode::OK, StatusCode::OK));
+    assert_eq!(
+        grant_types(&fake),
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1, "no new login");
+    assert_eq!(
+        a.tokens().unwrap().access_token,
+        b.tokens().unwrap().access_token,
+        "both use the one refreshed token"
+    );
+    // The lock file is not an entry.
+    let store = FileStore::new(dir.path());
+    assert_eq!(store.load(SERVER).await.unwrap().len(), 1);
+}

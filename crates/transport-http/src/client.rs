@@ -21,6 +21,7 @@ use crate::connector::Connector;
 use crate::error::Error;
 use crate::mode::HttpMode;
 use crate::proxy::ProxyRules;
+use crate::resolve::Resolver;
 
 /// A pooled HTTP client (HTTP/1.1 and HTTP/2, rustls) shared by transports.
 ///
@@ -42,6 +43,9 @@ pub struct HttpClient {
 
 struct Inner {
     hyper: Client<Connector, Full<Bytes>>,
+    /// The client of an authorizer's requests to URLs learned from a
+    /// server: its own pool, whose connections go to public addresses only.
+    guarded: Client<Connector, Full<Bytes>>,
     proxy: Option<Arc<ProxyRules>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
@@ -90,17 +94,23 @@ impl HttpClient {
             )),
         }
         .map(Arc::new);
-        let connector = Connector::new(tls, config.connect_timeout, proxy.clone());
-        let hyper = Client::builder(TokioExecutor::new())
-            .timer(TokioTimer::new())
-            .pool_timer(TokioTimer::new())
-            .pool_idle_timeout(config.pool_idle_timeout)
-            .http2_only(config.http2 == Http2::PriorKnowledge)
-            .http2_adaptive_window(true)
-            .build(connector);
+        let build = |resolver| {
+            let connector =
+                Connector::new(tls.clone(), config.connect_timeout, proxy.clone(), resolver);
+            Client::builder(TokioExecutor::new())
+                .timer(TokioTimer::new())
+                .pool_timer(TokioTimer::new())
+                .pool_idle_timeout(config.pool_idle_timeout)
+                .http2_only(config.http2 == Http2::PriorKnowledge)
+                .http2_adaptive_window(true)
+                .build(connector)
+        };
+        let hyper = build(Resolver::any());
+        let guarded = build(Resolver::public_only());
         Ok(Self {
             inner: Arc::new(Inner {
                 hyper,
+                guarded,
                 proxy,
                 config,
                 fallback: Mutex::new(HashMap::new()),
@@ -127,6 +137,7 @@ impl HttpClient {
         Self {
             inner: Arc::new(Inner {
                 hyper: self.inner.hyper.clone(),
+                guarded: self.inner.guarded.clone(),
                 proxy: self.inner.proxy.clone(),
                 config,
                 fallback: Mutex::new(HashMap::new()),
@@ -259,7 +270,24 @@ impl HttpClient {
         &self,
         req: Request<Full<Bytes>>,
     ) -> Result<Response<Incoming>, Error> {
-        let fut = self.inner.hyper.request(req);
+        self.send_on(&self.inner.hyper, req).await
+    }
+
+    /// Like [`send`](Self::send), connecting to public addresses only (an
+    /// authorizer's request to a URL learned from a server).
+    pub(crate) async fn send_public_only(
+        &self,
+        req: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, Error> {
+        self.send_on(&self.inner.guarded, req).await
+    }
+
+    async fn send_on(
+        &self,
+        hyper: &Client<Connector, Full<Bytes>>,
+        req: Request<Full<Bytes>>,
+    ) -> Result<Response<Incoming>, Error> {
+        let fut = hyper.request(req);
         match tokio::time::timeout(self.inner.config.request_timeout, fut).await {
             Ok(Ok(resp)) => Ok(resp),
             Ok(Err(e)) => Err(classify_client_error(e)),

@@ -17,6 +17,7 @@ use tokio_rustls::client::TlsStream;
 
 use crate::error::BoxError;
 use crate::proxy::ProxyRules;
+use crate::resolve::Resolver;
 
 /// Connects TCP, then TLS for `https` URLs, offering `h2` and `http/1.1`
 /// through ALPN; the whole connect is bounded by the connect timeout.
@@ -24,9 +25,15 @@ use crate::proxy::ProxyRules;
 /// Through a proxy, an `https` URL is tunnelled with `CONNECT` (TLS is end to
 /// end, the proxy sees only the host and port); an `http` URL is sent to the
 /// proxy in absolute form.
+///
+/// A connector made with [`Resolver::public_only`] connects directly only
+/// to public addresses; through a proxy the proxy resolves the name, and
+/// the policy cannot be held (the proxy itself may be on a private address).
 #[derive(Clone)]
 pub(crate) struct Connector {
-    tcp: HttpConnector,
+    tcp: HttpConnector<Resolver>,
+    /// The connector to proxies: any address the system resolver gives.
+    proxy_tcp: HttpConnector<Resolver>,
     tls: TlsConnector,
     timeout: Duration,
     proxy: Option<Arc<ProxyRules>>,
@@ -37,14 +44,19 @@ impl Connector {
         tls: Arc<rustls::ClientConfig>,
         timeout: Duration,
         proxy: Option<Arc<ProxyRules>>,
+        resolver: Resolver,
     ) -> Self {
-        let mut tcp = HttpConnector::new();
-        tcp.enforce_http(false);
-        tcp.set_nodelay(true);
-        tcp.set_connect_timeout(Some(timeout));
-        tcp.set_keepalive(Some(Duration::from_secs(60)));
+        let tcp = |resolver| {
+            let mut tcp = HttpConnector::new_with_resolver(resolver);
+            tcp.enforce_http(false);
+            tcp.set_nodelay(true);
+            tcp.set_connect_timeout(Some(timeout));
+            tcp.set_keepalive(Some(Duration::from_secs(60)));
+            tcp
+        };
         Self {
-            tcp,
+            tcp: tcp(resolver),
+            proxy_tcp: tcp(Resolver::any()),
             tls: TlsConnector::from(tls),
             timeout,
             proxy,
@@ -63,6 +75,7 @@ impl tower_service::Service<Uri> for Connector {
 
     fn call(&mut self, uri: Uri) -> Self::Future {
         let mut tcp = self.tcp.clone();
+        let mut proxy_tcp = self.proxy_tcp.clone();
         let tls = self.tls.clone();
         let timeout = self.timeout;
         let intercept = self.proxy.as_ref().and_then(|m| m.intercept(&uri));
@@ -78,14 +91,14 @@ impl tower_service::Service<Uri> for Connector {
                 let stream = match (&intercept, https) {
                     (None, _) => tcp.call(uri).await?.into_inner(),
                     (Some(proxy), true) => {
-                        let mut tunnel = Tunnel::new(proxy.uri().clone(), tcp);
+                        let mut tunnel = Tunnel::new(proxy.uri().clone(), proxy_tcp);
                         if let Some(auth) = proxy.basic_auth() {
                             tunnel = tunnel.with_auth(auth.clone());
                         }
                         tunnel.call(uri).await?.into_inner()
                     }
                     (Some(proxy), false) => {
-                        let stream = tcp.call(proxy.uri().clone()).await?.into_inner();
+                        let stream = proxy_tcp.call(proxy.uri().clone()).await?.into_inner();
                         return Ok::<_, BoxError>(MaybeTls::Plain(stream, true));
                     }
                 };

@@ -1,12 +1,15 @@
 //! The HTTP client as the [`HttpFetch`] of authorizers: metadata,
 //! registration and token requests over the same pool, TLS roots and
 //! proxies as the MCP traffic, without the headers configured for the MCP
-//! server, never following a redirect, bounded in time and size.
+//! server, never following a redirect, bounded in time and size. A request
+//! to a URL learned from a server (marked
+//! [`PublicAddressesOnly`](mcpwire_auth::PublicAddressesOnly)) goes through
+//! a pool whose connections reach public addresses only.
 
 use bytes::Bytes;
 use futures_util::future::BoxFuture;
 use http::{Request, Response};
-use mcpwire_auth::{FetchError, FetchErrorKind, HttpFetch};
+use mcpwire_auth::{FetchError, FetchErrorKind, HttpFetch, PublicAddressesOnly};
 
 use crate::client::{HttpClient, WeakClient};
 use crate::error::Error;
@@ -47,7 +50,14 @@ async fn fetch(
     for (name, value) in &parts.headers {
         req.headers_mut().insert(name, value.clone());
     }
-    let resp = client.send(req).await.map_err(fetch_error)?;
+    // A URL learned from a server: its name is resolved once, and only a
+    // public address it resolves to is connected to.
+    let resp = if parts.extensions.get::<PublicAddressesOnly>().is_some() {
+        client.send_public_only(req).await
+    } else {
+        client.send(req).await
+    }
+    .map_err(fetch_error)?;
     let (head, body) = resp.into_parts();
     let body = read_body(body, MAX_BODY, client.config().request_timeout)
         .await

@@ -59,6 +59,7 @@ mod mode;
 mod outbound;
 mod proxy;
 mod request;
+mod resolve;
 mod response;
 mod retry;
 mod session;

@@ -196,3 +196,95 @@ async fn a_bearer_token_goes_with_every_request_and_a_refusal_says_why() {
     );
     assert_eq!(server.seen().len(), 1);
 }
+
+/// A GET through the client as an authorizer's HTTP stack.
+async fn fetch_as_authorizer(
+    client: &HttpClient,
+    url: &str,
+) -> Result<http::Response<bytes::Bytes>, mcpwire_http::auth::FetchError> {
+    let req = http::Request::get(url).body(bytes::Bytes::new()).unwrap();
+    client.fetcher().fetch(req).await
+}
+
+#[tokio::test]
+async fn an_authorizers_fetch_refuses_a_body_over_a_mebibyte() {
+    // A hostile authorization server's 2 MiB "metadata" (or token response).
+    let server = Server::start(|seen| async move {
+        let size = if seen.path == "/big" {
+            2 << 20
+        } else {
+            512 << 10
+        };
+        let mut doc = vec![b' '; size];
+        doc[0] = b'{';
+        doc[size - 1] = b'}';
+        Reply::new(200)
+            .header("content-type", "application/json")
+            .data(bytes::Bytes::from(doc))
+    })
+    .await;
+    let client = client();
+    let err = fetch_as_authorizer(&client, &server.url("/big"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), mcpwire_http::auth::FetchErrorKind::Other);
+    let cause = std::error::Error::source(&err).unwrap().to_string();
+    assert!(cause.contains("1048576"), "{cause}");
+    // A large but plausible document still arrives whole.
+    let ok = fetch_as_authorizer(&client, &server.url("/half"))
+        .await
+        .unwrap();
+    assert_eq!(ok.body().len(), 512 << 10);
+}
+
+#[tokio::test]
+async fn an_authorizers_fetch_of_a_slow_drip_body_ends_at_the_request_timeout() {
+    // One byte every 100 ms, for far longer than the timeout.
+    let server = Server::start(|_| async move {
+        let mut reply = Reply::new(200).header("content-type", "application/json");
+        for _ in 0..600 {
+            reply = reply.body(" ").delay(100);
+        }
+        reply
+    })
+    .await;
+    let client =
+        HttpClient::new(quick_config().request_timeout(std::time::Duration::from_secs(1))).unwrap();
+    let started = std::time::Instant::now();
+    let err = fetch_as_authorizer(&client, &server.url("/drip"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.kind(), mcpwire_http::auth::FetchErrorKind::Timeout);
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[tokio::test]
+async fn a_name_learned_from_a_server_that_resolves_to_loopback_is_not_connected_to() {
+    let server = Server::start(|_| async move { Reply::json("{}") }).await;
+    let by_name = server.url("/prm").replace("127.0.0.1", "localhost");
+    let client = client();
+    // Marked as learned from a server: resolved once, refused, never
+    // connected to.
+    let mut req = http::Request::get(&by_name)
+        .body(bytes::Bytes::new())
+        .unwrap();
+    req.extensions_mut()
+        .insert(mcpwire_http::auth::PublicAddressesOnly);
+    let err = client.fetcher().fetch(req).await.unwrap_err();
+    let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&err);
+    let mut blocked = None;
+    while let Some(e) = cause {
+        if let Some(b) = e.downcast_ref::<mcpwire_http::auth::BlockedAddress>() {
+            blocked = Some(b.clone());
+        }
+        cause = e.source();
+    }
+    let blocked = blocked.unwrap_or_else(|| panic!("not the address policy: {err:?}"));
+    assert!(blocked.address.is_loopback(), "{blocked:?}");
+    assert_eq!(blocked.host, "localhost");
+    assert!(server.seen().is_empty(), "the server was reached");
+    // The same URL without the mark (a URL the user gave) is fetched.
+    let ok = fetch_as_authorizer(&client, &by_name).await.unwrap();
+    assert_eq!(ok.status(), 200);
+    assert_eq!(server.seen().len(), 1);
+}

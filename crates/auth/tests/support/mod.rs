@@ -17,7 +17,7 @@ use http::{HeaderMap, Method, Request, Response, StatusCode};
 use jsonwebtoken::{Algorithm, DecodingKey};
 use mcpwire_auth::{
     AuthError, AuthHeaders, AuthRound, Authorizer, Challenge, Challenged, FetchError,
-    FollowLocation, HttpFetch,
+    FollowLocation, HttpFetch, PublicAddressesOnly,
 };
 use serde_json::json;
 
@@ -88,6 +88,13 @@ pub struct AsConfig {
     /// The token endpoint's answer is this status with `Location` to
     /// another origin (a redirect that must not be followed).
     pub token_redirect: Option<String>,
+    /// Demand a fresh DPoP nonce on every token request, forever (a hostile
+    /// server; the fake gives up after `ENDLESS_CAP` demands so that a
+    /// client without a bound fails its test instead of hanging it).
+    pub dpop_nonce_endless: bool,
+    /// Endpoint URLs the metadata claims instead of the real ones, by
+    /// metadata field (`token_endpoint`, ...).
+    pub claimed_endpoints: HashMap<String, String>,
 }
 
 impl AsConfig {
@@ -123,6 +130,8 @@ impl AsConfig {
             clients: HashMap::new(),
             assertion_keys: Vec::new(),
             token_redirect: None,
+            dpop_nonce_endless: false,
+            claimed_endpoints: HashMap::new(),
         }
     }
 
@@ -154,7 +163,20 @@ pub struct RsConfig {
     /// Answer every authorized request with 403 insufficient_scope.
     pub always_403: Option<String>,
     pub dpop_nonce: bool,
+    /// Demand a fresh DPoP nonce on every request, forever.
+    pub dpop_nonce_endless: bool,
+    /// Answer every request 401 `invalid_token`, whatever it carries.
+    pub always_401: bool,
+    /// The unauthenticated 401 carries this challenge instead of `Bearer`
+    /// (a server behind a gateway that speaks Basic, say).
+    pub other_challenge: Option<String>,
+    /// The metadata URLs answer with a redirect to this URL.
+    pub prm_redirect: Option<String>,
 }
+
+/// How many endless demands the fake makes before it gives up (far more
+/// than any bounded client tries).
+pub const ENDLESS_CAP: u64 = 50;
 
 impl Default for RsConfig {
     fn default() -> Self {
@@ -168,6 +190,10 @@ impl Default for RsConfig {
             needs: HashMap::new(),
             always_403: None,
             dpop_nonce: false,
+            dpop_nonce_endless: false,
+            always_401: false,
+            other_challenge: None,
+            prm_redirect: None,
         }
     }
 }
@@ -179,6 +205,9 @@ pub struct Seen {
     pub url: String,
     pub headers: HeaderMap,
     pub body: Bytes,
+    /// Whether the request carried the address policy for URLs learned
+    /// from a server (the fetch must then resolve and check the name).
+    pub public_only: bool,
 }
 
 impl Seen {
@@ -300,6 +329,11 @@ impl Fake {
         }
     }
 
+    /// Requests to URLs starting with `prefix` fail to connect.
+    pub fn unreachable(&self, prefix: &str) {
+        self.world.lock().unwrap().unreachable.push(prefix.into());
+    }
+
     pub fn rs_jtis(&self) -> Vec<String> {
         self.world.lock().unwrap().rs_jtis.clone()
     }
@@ -333,6 +367,9 @@ impl Fake {
                 ))
                 .unwrap();
             sent.apply(req.headers_mut());
+            // The resource answers after a yield, as a real one answers
+            // after a round trip: concurrent calls interleave here.
+            tokio::task::yield_now().await;
             let resp = self.handle(req);
             let status = resp.status();
             if status == StatusCode::UNAUTHORIZED || status == StatusCode::FORBIDDEN {
@@ -376,12 +413,19 @@ impl Fake {
             url: url.clone(),
             headers: req.headers().clone(),
             body: req.body().clone(),
+            public_only: req.extensions().get::<PublicAddressesOnly>().is_some(),
         });
         let parsed = url::Url::parse(&url).unwrap();
         let origin = parsed.origin().ascii_serialization();
         let no_query = format!("{origin}{}", parsed.path());
         if w.rs.prm_at.contains(&no_query) && req.method() == Method::GET {
             let rs = &w.rs;
+            if let Some(to) = &rs.prm_redirect {
+                let mut r = Response::new(Bytes::new());
+                *r.status_mut() = StatusCode::FOUND;
+                r.headers_mut().insert("location", to.parse().unwrap());
+                return r;
+            }
             let mut doc =
                 json!({"resource": rs.resource, "authorization_servers": rs.authorization_servers});
             if let Some(s) = &rs.scopes_supported {
@@ -415,7 +459,23 @@ impl Fake {
 
 impl HttpFetch for Fake {
     fn fetch(&self, request: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
-        let resp = self.handle(request);
-        Box::pin(async move { Ok(resp) })
+        // Answered after a yield, as a real server answers after a round
+        // trip, so that concurrent flows interleave instead of running one
+        // after another inside a single poll.
+        Box::pin(async move {
+            tokio::task::yield_now().await;
+            let url = request.uri().to_string();
+            let down = {
+                let w = self.world.lock().unwrap();
+                w.unreachable.iter().any(|p| url.starts_with(p.as_str()))
+            };
+            if down {
+                return Err(FetchError::new(
+                    mcpwire_auth::FetchErrorKind::Connect,
+                    "connection refused",
+                ));
+            }
+            Ok(self.handle(request))
+        })
     }
 }

@@ -39,6 +39,10 @@ pub(super) struct World {
     pub(super) counter: u64,
     pub(super) rs_jtis: Vec<String>,
     pub(super) failures: Vec<String>,
+    /// Endless DPoP nonce demands made so far.
+    pub(super) endless_demands: u64,
+    /// URL prefixes no connection reaches.
+    pub(super) unreachable: Vec<String>,
 }
 
 /// The fake world: authorization servers and one protected resource.
@@ -59,6 +63,9 @@ pub(super) fn metadata(s: &AsConfig) -> Value {
     });
     if s.registration {
         m["registration_endpoint"] = json!(s.endpoint("register"));
+    }
+    for (field, url) in &s.claimed_endpoints {
+        m[field.as_str()] = json!(url);
     }
     if s.pkce {
         m["code_challenge_methods_supported"] = json!(["S256"]);
@@ -124,11 +131,27 @@ impl World {
         let rs = self.rs.clone();
         let body: Value = serde_json::from_slice(req.body()).unwrap_or(Value::Null);
         let method = body["method"].as_str().unwrap_or("").to_owned();
+        if rs.always_401 && req.headers().contains_key("authorization") {
+            return challenge(
+                "Bearer",
+                &rs,
+                StatusCode::UNAUTHORIZED,
+                Some("invalid_token"),
+                None,
+            );
+        }
         let Some(auth) = req
             .headers()
             .get("authorization")
             .map(|v| v.to_str().unwrap().to_owned())
         else {
+            if let Some(other) = &rs.other_challenge {
+                let mut r =
+                    json_response(StatusCode::UNAUTHORIZED, json!({"error": "unauthorized"}));
+                r.headers_mut()
+                    .insert("www-authenticate", other.parse().unwrap());
+                return r;
+            }
             return challenge(
                 "Bearer",
                 &rs,
@@ -194,6 +217,19 @@ impl World {
                     }
                     if claims["ath"] != s256(token) {
                         self.fail("ath does not match the token");
+                    }
+                    if rs.dpop_nonce_endless && self.endless_demands < super::ENDLESS_CAP {
+                        self.endless_demands += 1;
+                        let nonce = self.next("rs-endless-nonce");
+                        let mut r = challenge(
+                            "DPoP",
+                            &rs,
+                            StatusCode::UNAUTHORIZED,
+                            Some("use_dpop_nonce"),
+                            None,
+                        );
+                        r.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+                        return r;
                     }
                     if rs.dpop_nonce && claims["nonce"] != RS_NONCE {
                         let mut r = challenge(
@@ -423,6 +459,16 @@ impl World {
         {
             match verify_proof(&proof, "POST", &s.endpoint("token")) {
                 Ok((k, claims)) => {
+                    if s.dpop_nonce_endless && self.endless_demands < super::ENDLESS_CAP {
+                        self.endless_demands += 1;
+                        let nonce = self.next("as-endless-nonce");
+                        let mut r = json_response(
+                            StatusCode::BAD_REQUEST,
+                            json!({"error":"use_dpop_nonce"}),
+                        );
+                        r.headers_mut().insert("dpop-nonce", nonce.parse().unwrap());
+                        return r;
+                    }
                     if s.dpop_nonce && claims["nonce"] != AS_NONCE {
                         let mut r = json_response(
                             StatusCode::BAD_REQUEST,
