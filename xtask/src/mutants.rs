@@ -29,6 +29,10 @@ const CRATES: &[(&str, &str)] = &[
     ("transport-stdio", "mcpwire-stdio"),
     ("transport-http", "mcpwire-http"),
     ("client", "mcpwire-client"),
+    ("auth", "mcpwire-auth"),
+    ("config", "mcpwire-config"),
+    ("manager", "mcpwire-manager"),
+    ("cli", "mcpwire-cli"),
 ];
 
 /// The outcome files cargo-mutants writes, one mutant a line.
