@@ -265,6 +265,33 @@ mod tests {
         assert_eq!(Value::Object(out), json!({"n": 2, "keep": "me"}));
     }
 
+    /// Each spelling of a boolean keeps its meaning, in any case: a `false`
+    /// typed as `true` would run a tool with the opposite of what was asked.
+    #[test]
+    fn booleans_keep_their_meaning_in_every_spelling() {
+        let typed = |text: &str| {
+            let out = build(
+                None,
+                &pairs(&["n=1", &format!("b={text}")]),
+                Some(&schema()),
+            );
+            out.map(|o| o["b"].clone())
+        };
+        for text in ["true", "yes", "1", "on", "TRUE", "Yes", "On"] {
+            assert_eq!(typed(text), Ok(Value::Bool(true)), "b={text}");
+        }
+        for text in ["false", "no", "0", "off", "FALSE", "No", "Off"] {
+            assert_eq!(typed(text), Ok(Value::Bool(false)), "b={text}");
+        }
+        for text in ["", "2", "y", "nope", "truth"] {
+            let e = typed(text).unwrap_err();
+            assert_eq!(
+                e.0,
+                format!("argument \"b\" expects a boolean (true or false), got {text:?}")
+            );
+        }
+    }
+
     #[test]
     fn a_closed_schema_refuses_unknown_names() {
         let s = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
