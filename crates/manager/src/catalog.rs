@@ -445,15 +445,59 @@ mod tests {
     /// A catalogue of the servers named by `servers`, each offering the
     /// templates beside its name, in that order.
     fn catalog(servers: &[(&str, &[&str])]) -> Catalog {
+        let lists: Vec<(&str, ServerCatalogue)> = servers
+            .iter()
+            .map(|(name, t)| (*name, templates(t)))
+            .collect();
+        build(&lists, NameRules::default())
+    }
+
+    fn build(servers: &[(&str, ServerCatalogue)], rules: NameRules) -> Catalog {
         let specs: Vec<ServerSpec> = servers.iter().map(|(name, _)| spec(name)).collect();
-        let lists: Vec<ServerCatalogue> = servers.iter().map(|(_, t)| templates(t)).collect();
         let parts: Vec<Part<'_>> = specs
             .iter()
-            .zip(&lists)
+            .zip(servers)
             .enumerate()
-            .map(|(index, (spec, lists))| Part { index, spec, lists })
+            .map(|(index, (spec, (_, lists)))| Part { index, spec, lists })
             .collect();
-        Catalog::build(&parts, &NameRules::default())
+        Catalog::build(&parts, &rules)
+    }
+
+    fn resources(uris: &[&str]) -> ServerCatalogue {
+        let list: Vec<Value> = uris.iter().map(|u| json!({"uri": u, "name": u})).collect();
+        serde_json::from_value(json!({ "resources": list })).expect("resources")
+    }
+
+    /// A URI listed by two servers is never renamed: under
+    /// `Collisions::Error` it routes nowhere, with a typed collision naming
+    /// both; under the other policies it goes to the first server.
+    #[test]
+    fn a_uri_listed_twice_follows_the_collision_policy() {
+        let servers = [
+            ("one", resources(&["docs://readme"])),
+            ("two", resources(&["docs://readme", "docs://two"])),
+        ];
+        let rules = |collisions, naming| NameRules {
+            naming,
+            sanitizer: None,
+            collisions,
+        };
+        let cat = build(&servers, rules(Collisions::Error, Naming::Prefixed));
+        match cat.route_resource("docs://readme") {
+            Err(Error::Collision { name, servers }) => {
+                assert_eq!(name, "docs://readme");
+                assert_eq!(servers, ["one", "two"]);
+            }
+            other => panic!("expected a collision, got {other:?}"),
+        }
+        assert_eq!(cat.route_resource("docs://two").ok(), Some(1));
+        for collisions in [Collisions::FirstWins, Collisions::PrefixOnConflict] {
+            for naming in [Naming::Prefixed, Naming::Bare] {
+                let cat = build(&servers, rules(collisions, naming));
+                assert_eq!(cat.route_resource("docs://readme").ok(), Some(0));
+                assert_eq!(cat.resources().len(), 2, "{collisions:?} {naming:?}");
+            }
+        }
     }
 
     /// A URI both a broad and a narrow template match goes to the server of
