@@ -8,6 +8,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use common::*;
+use mcpwire_client::ClientConfig;
 use mcpwire_manager::{Manager, ServerSpec};
 use mcpwire_test_support::FakeServer;
 use serde_json::{Value, json};
@@ -43,11 +44,12 @@ async fn no_templates(server: &mut FakeServer) {
 }
 
 /// A manager of one server `a`, started: one prompt, one resource, and no
-/// templates (answered "method not found").
+/// templates (answered "method not found"). Its client does not reconnect.
 async fn started() -> (Manager, FakeServer) {
     let (a, mut peers) = memory();
     let manager = Manager::builder()
         .server(ServerSpec::with_connector("a", a))
+        .client_config(ClientConfig::new())
         .debounce(DEBOUNCE)
         .build()
         .unwrap();
@@ -171,5 +173,50 @@ async fn a_resource_change_alone_relists_the_resources() {
     eventually(|| resource_uris(&manager) == ["docs://one", "docs://two"]).await;
     assert!(manager.health("a").unwrap().is_ready());
     assert_eq!(prompt_names(&manager), ["a__p1"]);
+    manager.close().await;
+}
+
+/// A listing that fails after a change leaves the old lists and marks the
+/// server degraded, saying why; the next listing that works makes it ready
+/// again.
+#[tokio::test]
+async fn a_failed_relisting_degrades_the_server_until_one_works() {
+    let (manager, mut server) = started().await;
+    let mut health = manager.watch_health("a").unwrap();
+    server
+        .notify("notifications/prompts/list_changed", json!({}))
+        .await;
+    let r = server.expect_request("prompts/list").await;
+    server.respond_error(&r.id, -32603, "Internal error").await;
+    let degraded = within(health.wait_for(|h| !h.is_ready()))
+        .await
+        .unwrap()
+        .clone();
+    let cause = degraded.error().expect("a cause").to_string();
+    assert!(!degraded.is_failed(), "{degraded:?}");
+    assert!(cause.contains("a"), "{cause}");
+    assert_eq!(prompt_names(&manager), ["a__p1"], "the old list is kept");
+
+    server
+        .notify("notifications/prompts/list_changed", json!({}))
+        .await;
+    let r = server.expect_request("prompts/list").await;
+    server.respond(&r.id, prompts(&["p2"])).await;
+    within(health.wait_for(|h| h.is_ready())).await.unwrap();
+    assert_eq!(prompt_names(&manager), ["a__p2"]);
+    manager.close().await;
+}
+
+/// A server that goes away for good (no reconnection policy) takes its
+/// items out of the catalogue and is marked failed.
+#[tokio::test]
+async fn a_server_gone_for_good_leaves_the_catalogue() {
+    let (manager, server) = started().await;
+    let mut health = manager.watch_health("a").unwrap();
+    server.crash(1, &["bye"]).await;
+    within(health.wait_for(|h| h.is_failed())).await.unwrap();
+    eventually(|| resource_uris(&manager).is_empty()).await;
+    assert!(prompt_names(&manager).is_empty());
+    assert!(manager.client("a").is_none());
     manager.close().await;
 }
