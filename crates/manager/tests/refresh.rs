@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use common::*;
 use mcpwire_client::ClientConfig;
-use mcpwire_manager::{Manager, ServerSpec};
+use mcpwire_manager::{Event, Manager, ServerSpec};
 use mcpwire_test_support::FakeServer;
 use serde_json::{Value, json};
 
@@ -218,5 +218,39 @@ async fn a_server_gone_for_good_leaves_the_catalogue() {
     eventually(|| resource_uris(&manager).is_empty()).await;
     assert!(prompt_names(&manager).is_empty());
     assert!(manager.client("a").is_none());
+    manager.close().await;
+}
+
+/// A server that goes away while its lists are read again is failed by
+/// the closed connection, not degraded first by the listing it cut short:
+/// one health change, to failed.
+#[tokio::test]
+async fn a_relisting_cut_by_the_close_is_no_listing_failure() {
+    let (manager, mut server) = started().await;
+    let mut events = manager.events();
+    let mut health = manager.watch_health("a").unwrap();
+    server
+        .notify("notifications/prompts/list_changed", json!({}))
+        .await;
+    server.expect_request("prompts/list").await;
+    server.crash(1, &["bye"]).await;
+    within(health.wait_for(|h| h.is_failed())).await.unwrap();
+    // The event follows the health change: wait for it too.
+    let mut changes: Vec<String> = Vec::new();
+    eventually(|| {
+        changes.extend(drain(&mut events).into_iter().filter_map(|e| match e {
+            Event::HealthChanged { health, .. } => Some(format!("{health:?}")),
+            _ => None,
+        }));
+        !changes.is_empty()
+    })
+    .await;
+    tokio::time::sleep(Duration::from_millis(50)).await;
+    changes.extend(drain(&mut events).into_iter().filter_map(|e| match e {
+        Event::HealthChanged { health, .. } => Some(format!("{health:?}")),
+        _ => None,
+    }));
+    assert_eq!(changes.len(), 1, "{changes:?}");
+    assert!(changes[0].starts_with("Failed"), "{changes:?}");
     manager.close().await;
 }
