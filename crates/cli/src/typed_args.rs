@@ -292,6 +292,56 @@ mod tests {
         }
     }
 
+    /// The less common shapes: a whole number for a `number` stays an
+    /// integer, non-finite numbers are refused, an array may be written as
+    /// JSON, `null` is null, an object must be one, and a type list skips
+    /// `null`.
+    #[test]
+    fn edge_values_are_typed_or_refused() {
+        let typed =
+            |pair: &str| build(None, &pairs(&["n=1", pair]), Some(&schema())).map(Value::Object);
+        assert_eq!(typed("x=2").unwrap()["x"], json!(2));
+        assert!(typed("x=2").unwrap()["x"].is_i64());
+        assert_eq!(typed("x=-0.25").unwrap()["x"], json!(-0.25));
+        for bad in ["x=NaN", "x=inf", "x=1e999"] {
+            let e = typed(bad).unwrap_err();
+            assert!(e.0.contains("expects a finite number"), "{bad}: {}", e.0);
+        }
+        assert_eq!(typed("tags=[3, 4]").unwrap()["tags"], json!([3, 4]));
+        assert_eq!(typed("tags=").unwrap()["tags"], json!([]));
+        let e = typed("tags=[3,").unwrap_err();
+        assert!(e.0.contains("expects a JSON array"), "{}", e.0);
+        let e = typed("obj=[1]").unwrap_err();
+        assert!(e.0.contains("expects a JSON object"), "{}", e.0);
+        let e = typed("obj={").unwrap_err();
+        assert!(e.0.contains("expects a JSON object"), "{}", e.0);
+        let s = json!({"properties": {"z": {"type": "null"}, "u": {"type": ["null", "integer"]}}});
+        let out = build(None, &pairs(&["z=anything", "u=7"]), Some(&s)).unwrap();
+        assert_eq!(Value::Object(out), json!({"z": null, "u": 7}));
+        let e = build(None, &pairs(&["raw:={"]), None).unwrap_err();
+        assert!(e.0.contains("is not valid JSON"), "{}", e.0);
+        let e = build(None, &pairs(&["=v"]), None).unwrap_err();
+        assert!(e.0.contains("has no name"), "{}", e.0);
+    }
+
+    #[test]
+    fn missing_required_arguments_are_all_named() {
+        let s = json!({"properties": {}, "required": ["a", "b"]});
+        let e = build(None, &[], Some(&s)).unwrap_err();
+        assert_eq!(e.0, "missing required arguments a, b (give a=... b=...)");
+        let s = json!({"properties": {}, "required": ["a"]});
+        let e = build(None, &[], Some(&s)).unwrap_err();
+        assert_eq!(e.0, "missing required argument a (give a=...)");
+    }
+
+    #[test]
+    fn prompt_arguments_are_strings() {
+        let out = strings(&pairs(&["a=1", "b=x=y"])).unwrap();
+        assert_eq!(Value::Object(out), json!({"a": "1", "b": "x=y"}));
+        let e = strings(&pairs(&["a:=1"])).unwrap_err();
+        assert!(e.0.contains("prompt arguments are strings"), "{}", e.0);
+    }
+
     #[test]
     fn a_closed_schema_refuses_unknown_names() {
         let s = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});
