@@ -324,6 +324,16 @@ mod tests {
         assert!(e.0.contains("has no name"), "{}", e.0);
     }
 
+    /// What the user reads is the message itself, nothing around it.
+    #[test]
+    fn an_argument_error_displays_its_message() {
+        let e = build(None, &pairs(&["n=three"]), Some(&schema())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "argument \"n\" expects an integer, got \"three\""
+        );
+    }
+
     #[test]
     fn missing_required_arguments_are_all_named() {
         let s = json!({"properties": {}, "required": ["a", "b"]});
