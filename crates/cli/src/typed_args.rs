@@ -378,6 +378,94 @@ mod tests {
         assert!(check_prompt(&args(&["any=1"]), &[]).is_ok());
     }
 
+    /// Each spelling of a boolean keeps its meaning, in any case: a `false`
+    /// typed as `true` would run a tool with the opposite of what was asked.
+    #[test]
+    fn booleans_keep_their_meaning_in_every_spelling() {
+        let typed = |text: &str| {
+            let out = build_checked(
+                None,
+                &pairs(&["n=1", &format!("b={text}")]),
+                Some(&schema()),
+            );
+            out.map(|o| o["b"].clone())
+        };
+        for text in ["true", "yes", "1", "on", "TRUE", "Yes", "On"] {
+            assert_eq!(typed(text), Ok(Value::Bool(true)), "b={text}");
+        }
+        for text in ["false", "no", "0", "off", "FALSE", "No", "Off"] {
+            assert_eq!(typed(text), Ok(Value::Bool(false)), "b={text}");
+        }
+        for text in ["", "2", "y", "nope", "truth"] {
+            let e = typed(text).unwrap_err();
+            assert_eq!(
+                e.0,
+                format!("argument \"b\" expects a boolean (true or false), got {text:?}")
+            );
+        }
+    }
+
+    /// The less common shapes: a whole number for a `number` stays an
+    /// integer, non-finite numbers are refused, an array may be written as
+    /// JSON, `null` is null, an object must be one, and a type list skips
+    /// `null`.
+    #[test]
+    fn edge_values_are_typed_or_refused() {
+        let typed = |pair: &str| {
+            build_checked(None, &pairs(&["n=1", pair]), Some(&schema())).map(Value::Object)
+        };
+        assert_eq!(typed("x=2").unwrap()["x"], json!(2));
+        assert!(typed("x=2").unwrap()["x"].is_i64());
+        assert_eq!(typed("x=-0.25").unwrap()["x"], json!(-0.25));
+        for bad in ["x=NaN", "x=inf", "x=1e999"] {
+            let e = typed(bad).unwrap_err();
+            assert!(e.0.contains("expects a finite number"), "{bad}: {}", e.0);
+        }
+        assert_eq!(typed("tags=[3, 4]").unwrap()["tags"], json!([3, 4]));
+        assert_eq!(typed("tags=").unwrap()["tags"], json!([]));
+        let e = typed("tags=[3,").unwrap_err();
+        assert!(e.0.contains("expects a JSON array"), "{}", e.0);
+        let e = typed("obj=[1]").unwrap_err();
+        assert!(e.0.contains("expects a JSON object"), "{}", e.0);
+        let e = typed("obj={").unwrap_err();
+        assert!(e.0.contains("expects a JSON object"), "{}", e.0);
+        let s = json!({"properties": {"z": {"type": "null"}, "u": {"type": ["null", "integer"]}}});
+        let out = build_checked(None, &pairs(&["z=anything", "u=7"]), Some(&s)).unwrap();
+        assert_eq!(Value::Object(out), json!({"z": null, "u": 7}));
+        let e = build_checked(None, &pairs(&["raw:={"]), None).unwrap_err();
+        assert!(e.0.contains("is not valid JSON"), "{}", e.0);
+        let e = build_checked(None, &pairs(&["=v"]), None).unwrap_err();
+        assert!(e.0.contains("has no name"), "{}", e.0);
+    }
+
+    /// What the user reads is the message itself, nothing around it.
+    #[test]
+    fn an_argument_error_displays_its_message() {
+        let e = build_checked(None, &pairs(&["n=three"]), Some(&schema())).unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "argument \"n\" expects an integer, got \"three\""
+        );
+    }
+
+    #[test]
+    fn missing_required_arguments_are_all_named() {
+        let s = json!({"properties": {}, "required": ["a", "b"]});
+        let e = build_checked(None, &[], Some(&s)).unwrap_err();
+        assert_eq!(e.0, "missing required arguments a, b (give a=... b=...)");
+        let s = json!({"properties": {}, "required": ["a"]});
+        let e = build_checked(None, &[], Some(&s)).unwrap_err();
+        assert_eq!(e.0, "missing required argument a (give a=...)");
+    }
+
+    #[test]
+    fn prompt_arguments_are_strings() {
+        let out = strings(&pairs(&["a=1", "b=x=y"])).unwrap();
+        assert_eq!(Value::Object(out), json!({"a": "1", "b": "x=y"}));
+        let e = strings(&pairs(&["a:=1"])).unwrap_err();
+        assert!(e.0.contains("prompt arguments are strings"), "{}", e.0);
+    }
+
     #[test]
     fn a_closed_schema_refuses_unknown_names() {
         let s = json!({"type": "object", "properties": {"a": {}}, "additionalProperties": false});

@@ -2,7 +2,8 @@
 //! the normalized entries and warnings, compared with `NAME.expected`.
 //!
 //! Run with `MCPWIRE_UPDATE_GOLDEN=1` to rewrite the expected files after a
-//! deliberate change, then read the diff.
+//! deliberate change, then read the diff. A test whose file it rewrites
+//! fails (it compared nothing); one whose file already matches passes.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -108,9 +109,17 @@ fn check(name: &str) {
     let prefix = format!("{}/", fixtures().display());
     let actual = render(&config).replace(&prefix, "");
     let expected_path = fixtures().join(format!("{name}.expected"));
-    if std::env::var_os("MCPWIRE_UPDATE_GOLDEN").is_some() {
+    let expected_now = std::fs::read_to_string(&expected_path).ok();
+    if std::env::var_os("MCPWIRE_UPDATE_GOLDEN").is_some()
+        && expected_now.as_deref() != Some(actual.as_str())
+    {
+        // Rewritten, not compared: the run fails, so an update is never
+        // mistaken for a pass. The next run without the variable checks it.
         std::fs::write(&expected_path, &actual).unwrap();
-        return;
+        panic!(
+            "{name}: rewrote {}; read the diff, then run again without MCPWIRE_UPDATE_GOLDEN",
+            expected_path.display()
+        );
     }
     let expected = std::fs::read_to_string(&expected_path).unwrap_or_else(|e| {
         panic!(

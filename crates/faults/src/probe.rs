@@ -13,14 +13,42 @@ pub fn tag() -> String {
     std::process::id().to_string()
 }
 
+/// Why the leak checks see nothing on this platform, or `None` where they
+/// look (Linux). They read Linux's /proc; elsewhere every count below is
+/// zero and every list empty, so the runner says so once instead of
+/// letting "nothing leaked" pass as checked.
+pub fn unavailable() -> Option<&'static str> {
+    if cfg!(target_os = "linux") {
+        None
+    } else {
+        Some(
+            "no leak check on this platform: descriptors, memory and leftover processes \
+             are read from /proc, which only Linux has",
+        )
+    }
+}
+
+/// Lists the /proc directory `path`. On Linux an unreadable /proc is a
+/// broken check, not a clean result, so it panics (the run fails loudly);
+/// elsewhere it is `None` (see [`unavailable`]).
+fn proc_dir(path: &str) -> Option<fs::ReadDir> {
+    match fs::read_dir(path) {
+        Ok(dir) => Some(dir),
+        Err(e) if cfg!(target_os = "linux") => {
+            panic!("cannot check for leaks: {path} is not readable ({e}); is /proc mounted?")
+        }
+        Err(_) => None,
+    }
+}
+
 /// How many file descriptors this process has open.
 pub fn fd_count() -> usize {
-    fs::read_dir("/proc/self/fd").map_or(0, |d| d.count())
+    proc_dir("/proc/self/fd").map_or(0, Iterator::count)
 }
 
 /// What each open descriptor points at, for a failure message.
 pub fn fd_targets() -> Vec<String> {
-    let Ok(dir) = fs::read_dir("/proc/self/fd") else {
+    let Some(dir) = proc_dir("/proc/self/fd") else {
         return Vec::new();
     };
     let mut out: Vec<String> = dir
@@ -38,12 +66,21 @@ pub fn fd_targets() -> Vec<String> {
 
 /// Resident memory of this process, in KiB.
 pub fn rss_kib() -> u64 {
-    let status = fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let path = "/proc/self/status";
+    let status = match fs::read_to_string(path) {
+        Ok(status) => status,
+        Err(_) if unavailable().is_some() => return 0,
+        Err(e) => panic!("cannot measure memory: {path} is not readable ({e}); is /proc mounted?"),
+    };
+    vm_rss_kib(&status).unwrap_or_else(|| panic!("cannot measure memory: no VmRSS line in {path}"))
+}
+
+/// The `VmRSS` figure of a `/proc/PID/status` text, in KiB.
+fn vm_rss_kib(status: &str) -> Option<u64> {
     status
         .lines()
         .find_map(|l| l.strip_prefix("VmRSS:"))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// One process that outlived what started it.
@@ -63,10 +100,10 @@ pub fn leftovers() -> Vec<Leftover> {
     let me = std::process::id() as i32;
     let needle = format!("{TAG_VAR}={}", tag());
     let mut out = Vec::new();
-    let Ok(proc_dir) = fs::read_dir("/proc") else {
+    let Some(dir) = proc_dir("/proc") else {
         return out;
     };
-    for entry in proc_dir.flatten() {
+    for entry in dir.flatten() {
         let Some(pid) = entry
             .file_name()
             .to_str()
@@ -126,6 +163,29 @@ mod tests {
         drop(file);
         assert_eq!(fd_count(), before);
         assert!(rss_kib() > 0);
+    }
+
+    /// A /proc that cannot be read fails the run instead of counting
+    /// nothing: zero descriptors and no processes would pass every leak
+    /// check without looking.
+    #[cfg(target_os = "linux")]
+    #[test]
+    #[should_panic(expected = "cannot check for leaks: /nonexistent/proc/self/fd is not readable")]
+    fn an_unreadable_proc_fails_loudly_on_linux() {
+        let _ = proc_dir("/nonexistent/proc/self/fd");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_has_the_leak_checks() {
+        assert_eq!(unavailable(), None);
+    }
+
+    #[test]
+    fn reads_the_resident_memory_line() {
+        let status = "Name:\tx\nVmPeak:\t 9 kB\nVmRSS:\t    1234 kB\nThreads: 1\n";
+        assert_eq!(vm_rss_kib(status), Some(1234));
+        assert_eq!(vm_rss_kib("Name:\tx\n"), None);
     }
 
     #[test]

@@ -58,6 +58,9 @@ pub struct Verdict {
 pub async fn run(ctx: &Ctx, cases: &[Case]) -> Vec<Verdict> {
     let ctx = std::sync::Arc::new(ctx.clone());
     warm_up().await;
+    if let Some(why) = probe::unavailable() {
+        println!("note: {why}");
+    }
     let fds_at_start = probe::fd_count();
     let mut verdicts = Vec::new();
     for case in cases {

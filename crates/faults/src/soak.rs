@@ -105,6 +105,9 @@ impl Report {
 /// Runs the soak.
 pub async fn run(ctx: &Ctx, plan: Plan) -> Report {
     let _ = tokio::process::Command::new("true").status().await;
+    if let Some(why) = probe::unavailable() {
+        println!("note: {why}");
+    }
     let fds_start = probe::fd_count();
     let server = McpHttp::start(Behaviour::default()).await;
     let proxy = FaultProxy::start(server.addr())

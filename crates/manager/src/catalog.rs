@@ -418,3 +418,117 @@ fn first_collision(collisions: &HashMap<String, Vec<String>>) -> Result<(), Erro
         None => Ok(()),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use mcpwire_client::Error as ClientError;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    fn spec(name: &str) -> ServerSpec {
+        ServerSpec::new(name, || {
+            Err(ClientError::connect(std::io::Error::other(
+                "the catalogue never connects",
+            )))
+        })
+    }
+
+    fn templates(uris: &[&str]) -> ServerCatalogue {
+        let list: Vec<Value> = uris
+            .iter()
+            .map(|u| json!({"uriTemplate": u, "name": u}))
+            .collect();
+        serde_json::from_value(json!({ "resourceTemplates": list })).expect("templates")
+    }
+
+    /// A catalogue of the servers named by `servers`, each offering the
+    /// templates beside its name, in that order.
+    fn catalog(servers: &[(&str, &[&str])]) -> Catalog {
+        let lists: Vec<(&str, ServerCatalogue)> = servers
+            .iter()
+            .map(|(name, t)| (*name, templates(t)))
+            .collect();
+        build(&lists, NameRules::default())
+    }
+
+    fn build(servers: &[(&str, ServerCatalogue)], rules: NameRules) -> Catalog {
+        let specs: Vec<ServerSpec> = servers.iter().map(|(name, _)| spec(name)).collect();
+        let parts: Vec<Part<'_>> = specs
+            .iter()
+            .zip(servers)
+            .enumerate()
+            .map(|(index, (spec, (_, lists)))| Part { index, spec, lists })
+            .collect();
+        Catalog::build(&parts, &rules)
+    }
+
+    fn resources(uris: &[&str]) -> ServerCatalogue {
+        let list: Vec<Value> = uris.iter().map(|u| json!({"uri": u, "name": u})).collect();
+        serde_json::from_value(json!({ "resources": list })).expect("resources")
+    }
+
+    /// A URI listed by two servers is never renamed: under
+    /// `Collisions::Error` it routes nowhere, with a typed collision naming
+    /// both; under the other policies it goes to the first server.
+    #[test]
+    fn a_uri_listed_twice_follows_the_collision_policy() {
+        let servers = [
+            ("one", resources(&["docs://readme"])),
+            ("two", resources(&["docs://readme", "docs://two"])),
+        ];
+        let rules = |collisions, naming| NameRules {
+            naming,
+            sanitizer: None,
+            collisions,
+        };
+        let cat = build(&servers, rules(Collisions::Error, Naming::Prefixed));
+        match cat.route_resource("docs://readme") {
+            Err(Error::Collision { name, servers }) => {
+                assert_eq!(name, "docs://readme");
+                assert_eq!(servers, ["one", "two"]);
+            }
+            other => panic!("expected a collision, got {other:?}"),
+        }
+        assert_eq!(cat.route_resource("docs://two").ok(), Some(1));
+        for collisions in [Collisions::FirstWins, Collisions::PrefixOnConflict] {
+            for naming in [Naming::Prefixed, Naming::Bare] {
+                let cat = build(&servers, rules(collisions, naming));
+                assert_eq!(cat.route_resource("docs://readme").ok(), Some(0));
+                assert_eq!(cat.resources().len(), 2, "{collisions:?} {naming:?}");
+            }
+        }
+    }
+
+    /// A URI both a broad and a narrow template match goes to the server of
+    /// the narrow one (the longer fixed beginning), whichever server comes
+    /// first; a URI only the broad one matches goes to its server.
+    #[test]
+    fn a_uri_routes_to_the_template_with_the_longest_fixed_beginning() {
+        let broad: &[&str] = &["files://{path}"];
+        let narrow: &[&str] = &["files://docs/{name}"];
+        for (servers, broad_at, narrow_at) in [
+            ([("all", broad), ("docs", narrow)], 0, 1),
+            ([("docs", narrow), ("all", broad)], 1, 0),
+        ] {
+            let cat = catalog(&servers);
+            assert_eq!(
+                cat.route_resource("files://docs/readme").ok(),
+                Some(narrow_at)
+            );
+            assert_eq!(
+                cat.route_resource("files://src/main.rs").ok(),
+                Some(broad_at)
+            );
+        }
+    }
+
+    /// A template whose first character is a variable matches nothing by
+    /// prefix: it must not catch every URI.
+    #[test]
+    fn a_template_without_a_fixed_beginning_routes_nothing() {
+        let cat = catalog(&[("any", &["{uri}"])]);
+        let err = cat.route_resource("files://x").unwrap_err();
+        assert!(matches!(err, Error::UnknownResource { .. }), "{err:?}");
+    }
+}

@@ -79,11 +79,15 @@ pub(crate) async fn frame_within(t: &mut StdioTransport, d: Duration) -> Option<
 }
 
 /// Live (not zombie) processes whose process group is `pgid`, from /proc.
+///
+/// Without a readable /proc (not Linux, or not mounted) nothing can be
+/// seen, so this panics: an empty list would pass every "nothing left
+/// behind" check without looking.
 pub(crate) fn live_group_members(pgid: u32) -> Vec<(u32, String)> {
     let mut found = Vec::new();
-    let Ok(dir) = std::fs::read_dir("/proc") else {
-        return found;
-    };
+    let dir = std::fs::read_dir("/proc").unwrap_or_else(|e| {
+        panic!("cannot list processes: /proc is not readable ({e}); this check needs Linux's /proc")
+    });
     for entry in dir.flatten() {
         let Ok(pid) = entry.file_name().to_string_lossy().parse::<u32>() else {
             continue;
