@@ -38,7 +38,8 @@ fn every_kind_of_environment_gives_its_values() {
     assert_eq!(btree.var("KEY").as_deref(), Some("from-btree"));
     assert_eq!(btree.var("OTHER"), None);
     assert_eq!(by_ref.var("KEY").as_deref(), Some("from-btree"));
-    assert_eq!((&hash).var("OTHER"), None);
+    let hash_ref: &HashMap<String, String> = &hash;
+    assert_eq!(hash_ref.var("OTHER"), None);
     for (env, want) in [
         (&btree as &dyn Environment, "from-btree"),
         (&by_ref as &dyn Environment, "from-btree"),
