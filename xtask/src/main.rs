@@ -3,7 +3,7 @@
 //!
 //! - `ci`: format check, `tidy`, clippy, real-server install, tests,
 //!   `cargo deny`, `faults`, a short `soak`, every fuzz target for 10 s (`fuzz --smoke`),
-//!   then `conformance` and `interop`.
+//!   then `conformance`, `interop` and `cross`.
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
@@ -21,6 +21,9 @@
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 //! - `cli-docs`: runs every `mcpwire` command against the demo server and
 //!   writes `docs/cli.md` with their real output.
+//! - `cross [windows|macos]`: every crate type-checked for Windows and
+//!   macOS, and the Windows tests run under Wine (Debian's toolchain; see
+//!   `cross.rs`).
 //! - `mutants`: mutation testing of the library crates (not run by `ci`).
 
 use std::env;
@@ -31,6 +34,7 @@ mod bench;
 mod cli_docs;
 mod cmd;
 mod conformance;
+mod cross;
 mod density;
 mod faults;
 mod fuzz;
@@ -57,11 +61,12 @@ fn main() -> ExitCode {
         Some("api") => api::api(&root(), &args[1..]),
         Some("package") => package::package(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
+        Some("cross") => cross::cross(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
         Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|mutants>"
+                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|cross|mutants>"
             );
             return ExitCode::from(2);
         }
@@ -142,5 +147,8 @@ fn ci() -> Result<(), String> {
     conformance::conformance(&root, &[])?;
     eprintln!("$ cargo xtask interop");
     interop::interop(&root, &[])?;
+    // Windows and macOS: type-checks, then the Windows tests under Wine.
+    eprintln!("$ cargo xtask cross");
+    cross::cross(&root, &[])?;
     Ok(())
 }
