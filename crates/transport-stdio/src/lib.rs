@@ -69,6 +69,7 @@ mod config;
 mod env;
 mod error;
 mod process;
+mod spawned;
 mod stderr;
 mod sys;
 mod transport;

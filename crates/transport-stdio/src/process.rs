@@ -9,7 +9,8 @@ use std::time::Duration;
 
 use mcpwire_transport::ExitInfo;
 
-use crate::sys::{Exit, Group, signal_of};
+use crate::spawned::Exit;
+use crate::sys::{Group, signal_of};
 
 /// How often the group is checked for survivors after `SIGTERM`, once the
 /// leader itself is gone (its other members are not our children, so there

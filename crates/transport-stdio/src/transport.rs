@@ -16,8 +16,9 @@ use tokio::time::Sleep;
 
 use crate::env::{child_env, resolve_command};
 use crate::process::{Process, Timeouts, clear_group, exit_info};
+use crate::spawned::Spawned;
 use crate::stderr::{CAPTURE_BACKLOG, Tail, drain};
-use crate::sys::{self, Group, Spawned};
+use crate::sys::{self, Group};
 use crate::{SpawnError, StderrMode, StdioConfig};
 
 /// How long the stderr tail may take to settle after the process exited (its

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
 use tokio::process::{Child, Command};
 
-use super::{Exit, Spawned};
+use crate::spawned::{Exit, Spawned};
 
 /// The process group the server leads (it was spawned with
 /// `process_group(0)`, so the group id is its pid).
@@ -68,7 +68,7 @@ impl Group {
 }
 
 /// Spawns `cmd` as the leader of a new process group.
-pub(crate) fn spawn(mut cmd: Command) -> io::Result<Spawned> {
+pub(crate) fn spawn(mut cmd: Command) -> io::Result<Spawned<Group>> {
     cmd.process_group(0).kill_on_drop(false);
     let mut child = cmd.spawn()?;
     let pid = child.id().unwrap_or(0);

@@ -12,7 +12,7 @@ use tokio::process::Command;
 use tokio::sync::Notify;
 use windows::Win32::System::Threading::CREATE_NO_WINDOW;
 
-use super::{Exit, Spawned};
+use crate::spawned::{Exit, Spawned};
 
 /// The exit code a terminated job gives its processes.
 const TERMINATED: u32 = 1;
@@ -75,7 +75,7 @@ impl Group {
 /// A `.cmd` or `.bat` program runs through `cmd.exe`: Rust's standard
 /// library quotes the arguments for it, and refuses an argument it cannot
 /// pass safely (CVE-2024-24576).
-pub(crate) fn spawn(cmd: Command) -> io::Result<Spawned> {
+pub(crate) fn spawn(cmd: Command) -> io::Result<Spawned<Group>> {
     let mut wrap = CommandWrap::from(cmd);
     wrap.wrap(CreationFlags(CREATE_NO_WINDOW))
         .wrap(JobObject)
