@@ -89,7 +89,9 @@ fn main() -> ExitCode {
         }
         ran += 1;
         let started = Instant::now();
+        let watchdog = watchdog(name);
         let outcome = std::panic::catch_unwind(test);
+        drop(watchdog);
         let verdict = if outcome.is_ok() { "ok" } else { "FAILED" };
         println!(
             "test {name} ... {verdict} ({} ms)",
@@ -106,6 +108,26 @@ fn main() -> ExitCode {
         println!("failed: {}", failed.join(", "));
         ExitCode::FAILURE
     }
+}
+
+/// How long one test may take before the run is failed: a hang (seen once
+/// under Wine, in the demo server test) must fail CI, not stall it.
+const TEST_LIMIT: Duration = Duration::from_secs(120);
+
+/// Ends the whole run with a failure if `name` is still running after
+/// [`TEST_LIMIT`]; dropping the returned sender disarms it.
+fn watchdog(name: &'static str) -> std::sync::mpsc::Sender<()> {
+    let (done, finished) = std::sync::mpsc::channel::<()>();
+    std::thread::spawn(move || {
+        if let Err(std::sync::mpsc::RecvTimeoutError::Timeout) = finished.recv_timeout(TEST_LIMIT) {
+            println!(
+                "test {name} ... FAILED (still running after {} s)",
+                TEST_LIMIT.as_secs()
+            );
+            std::process::exit(101);
+        }
+    });
+    done
 }
 
 /// True under Wine, which adds its own variables to every process and
