@@ -3,7 +3,8 @@
 //!
 //! - `ci`: format check, `tidy`, clippy, real-server install, tests,
 //!   `cargo deny`, `faults`, a short `soak`, every fuzz target for 10 s (`fuzz --smoke`),
-//!   then `conformance`, `interop` and a sample of `mutants --diff`.
+//!   then `conformance`, `interop`, `cross` and a sample of
+//!   `mutants --diff`.
 //! - `tidy`: the house rules as a check: no import circle between the
 //!   modules of a crate, no source file over 800 lines, every public module
 //!   documented (`--print` draws each crate's module layers).
@@ -21,6 +22,9 @@
 //!   `target/mcp-servers/` (npm packages and a Python virtualenv).
 //! - `cli-docs`: runs every `mcpwire` command against the demo server and
 //!   writes `docs/cli.md` with their real output.
+//! - `cross [windows|macos]`: every crate type-checked for Windows and
+//!   macOS, and the Windows tests run under Wine (Debian's toolchain; see
+//!   `cross.rs`).
 //! - `mutants`: mutation testing of the library crates; `ci` runs a
 //!   sample of the mutants in the lines changed since `xtask/mutants-base`.
 
@@ -32,6 +36,7 @@ mod bench;
 mod cli_docs;
 mod cmd;
 mod conformance;
+mod cross;
 mod density;
 mod faults;
 mod fuzz;
@@ -58,11 +63,12 @@ fn main() -> ExitCode {
         Some("api") => api::api(&root(), &args[1..]),
         Some("package") => package::package(&root(), &args[1..]),
         Some("mutants") => mutants::mutants(&root(), &args[1..]),
+        Some("cross") => cross::cross(&root(), &args[1..]),
         Some("faults") => faults::faults(&root(), &args[1..]),
         Some("soak") => faults::soak(&root(), &args[1..]),
         _ => {
             eprintln!(
-                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|mutants>"
+                "usage: cargo xtask <ci|tidy|api|package|servers|conformance|interop|fuzz|bench|faults|soak|cli-docs|cross|mutants>"
             );
             return ExitCode::from(2);
         }
@@ -143,6 +149,9 @@ fn ci() -> Result<(), String> {
     conformance::conformance(&root, &[])?;
     eprintln!("$ cargo xtask interop");
     interop::interop(&root, &[])?;
+    // Windows and macOS: type-checks, then the Windows tests under Wine.
+    eprintln!("$ cargo xtask cross");
+    cross::cross(&root, &[])?;
     // Last, because it edits sources in place (restoring each): the
     // mutants of the library lines changed since the commit in
     // `xtask/mutants-base`, a sample that fits about 8 minutes; a missed

@@ -17,7 +17,11 @@ use crate::store::{StoreLock, StoredAuth, TokenStore};
 /// - each write goes to a temporary file in the same directory, is flushed
 ///   to disk, then renamed over the old one, so a crash leaves the old entry
 ///   or the new one, never half of one;
-/// - files are created `0600` and the directory `0700` (on Unix);
+/// - files are created `0600` and the directory `0700` (on Unix); on
+///   Windows they inherit the access list of the folder they are in, so put
+///   the store under the user's profile (`%LOCALAPPDATA%`, whose default
+///   list grants only the user, SYSTEM and the administrators), as the
+///   `mcpwire` command does: this type sets no access list of its own;
 /// - expiries are absolute (seconds since the epoch);
 /// - a file that cannot be read or parsed is skipped with a warning, never
 ///   deleted;

@@ -150,11 +150,31 @@ pub(crate) fn token_dir(global: &Global) -> PathBuf {
     if let Some(dir) = std::env::var_os("MCPWIRE_TOKEN_DIR") {
         return dir.into();
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+    user_state_dir()
+        .unwrap_or_else(|| PathBuf::from("."))
+        .join("mcpwire")
+        .join("tokens")
+}
+
+/// Where the user's private files go on Windows: `%LOCALAPPDATA%` (it does
+/// not roam, and its default ACL, which new files inherit, grants only the
+/// user, SYSTEM and the administrators). `HOME` is rarely set there.
+#[cfg(windows)]
+fn user_state_dir() -> Option<PathBuf> {
+    std::env::var_os("LOCALAPPDATA")
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("USERPROFILE").map(|h| PathBuf::from(h).join("AppData").join("Local"))
+        })
+}
+
+/// Where the user's configuration goes elsewhere: `$XDG_CONFIG_HOME`, else
+/// `~/.config` (macOS included, as most command-line tools do).
+#[cfg(not(windows))]
+fn user_state_dir() -> Option<PathBuf> {
+    std::env::var_os("XDG_CONFIG_HOME")
         .map(PathBuf::from)
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
-        .unwrap_or_else(|| PathBuf::from("."));
-    base.join("mcpwire").join("tokens")
 }
 
 /// A redirect step that never opens a browser: `--non-interactive`.
@@ -441,6 +461,13 @@ pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, 
 mod tests {
     use super::*;
     use crate::failure::Detail;
+
+    #[cfg(windows)]
+    #[test]
+    fn tokens_live_under_local_app_data_on_windows() {
+        let local = std::env::var_os("LOCALAPPDATA").expect("Windows sets LOCALAPPDATA");
+        assert_eq!(user_state_dir(), Some(PathBuf::from(local)));
+    }
 
     #[test]
     fn headers_parse_and_stay_sensitive() {

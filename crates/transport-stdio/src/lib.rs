@@ -42,21 +42,36 @@
 //! # }
 //! ```
 //!
-//! What it does not do: speak MCP (frames are opaque bytes here), restart a
-//! server, or run on non-Unix systems (process groups and signals are Unix).
+//! Platforms: Unix (Linux and macOS) and Windows. On Unix the server leads a
+//! process group of its own, and closing it goes stdin, `SIGTERM`,
+//! `SIGKILL`. On Windows the server runs without a console window in a Job
+//! Object that ends every process of its tree when the session ends (so
+//! `npx.cmd` -> `node` go together); commands are found through `PATH` and
+//! `PATHEXT` (`npx` is `npx.cmd`), `.cmd` and `.bat` files run through
+//! `cmd.exe` with their arguments quoted by Rust's standard library (which
+//! refuses one it cannot quote safely), and closing goes stdin, then the
+//! grace period, then the job's termination (there are no signals). The
+//! environment allow-list differs per platform ([`SAFE_ENV_VARS`]).
+//! Linux is tested natively; Windows under Wine (`cargo xtask cross`); macOS
+//! is type-checked only.
+//!
+//! What it does not do: speak MCP (frames are opaque bytes here), or restart
+//! a server.
 
 // docs.rs (`--cfg docsrs`, nightly): each feature-gated item says which
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-#[cfg(not(unix))]
-compile_error!("mcpwire-stdio needs Unix process groups and signals");
+#[cfg(not(any(unix, windows)))]
+compile_error!("mcpwire-stdio runs on Unix (process groups) and Windows (Job Objects) only");
 
 mod config;
 mod env;
 mod error;
 mod process;
+mod spawned;
 mod stderr;
+mod sys;
 mod transport;
 
 pub use config::{InheritEnv, StderrMode, StdioConfig};

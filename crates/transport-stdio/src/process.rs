@@ -1,71 +1,21 @@
 //! The server process: waiting for it, and shutting its process group down.
 
 use std::future::Future;
-use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::pin::Pin;
 use std::process::ExitStatus;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
 use mcpwire_transport::ExitInfo;
-use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
-use tokio::process::Child;
+
+use crate::spawned::Exit;
+use crate::sys::{Group, signal_of};
 
 /// How often the group is checked for survivors after `SIGTERM`, once the
 /// leader itself is gone (its other members are not our children, so there
 /// is nothing to wait on but the group's existence).
 const GROUP_POLL: Duration = Duration::from_millis(20);
-
-/// The process group the server leads (it was spawned with
-/// `process_group(0)`, so the group id is its pid).
-#[derive(Debug, Clone)]
-pub(crate) struct Group {
-    pgid: Option<Pid>,
-    /// Set once the group is known to be empty; after that its id may be
-    /// reused by the system and must not be signalled again.
-    gone: Arc<AtomicBool>,
-}
-
-impl Group {
-    pub(crate) fn new(pid: u32) -> Self {
-        Self {
-            pgid: i32::try_from(pid).ok().and_then(Pid::from_raw),
-            gone: Arc::new(AtomicBool::new(false)),
-        }
-    }
-
-    /// Sends `signal` to every process of the group. Synchronous and
-    /// runtime-free, so `Drop` can use it. False if the group is empty.
-    pub(crate) fn signal(&self, signal: Signal) -> bool {
-        match self.pgid {
-            Some(pgid) if !self.gone.load(Ordering::Acquire) => {
-                kill_process_group(pgid, signal).is_ok()
-            }
-            _ => false,
-        }
-    }
-
-    fn is_empty(&self) -> bool {
-        match self.pgid {
-            Some(pgid) if !self.gone.load(Ordering::Acquire) => {
-                test_kill_process_group(pgid).is_err()
-            }
-            _ => true,
-        }
-    }
-
-    fn mark_gone(&self) {
-        self.gone.store(true, Ordering::Release);
-    }
-
-    /// True once the shutdown sequence has seen the group empty.
-    pub(crate) fn is_gone(&self) -> bool {
-        self.gone.load(Ordering::Acquire)
-    }
-}
 
 /// The shutdown timeouts.
 #[derive(Debug, Clone, Copy)]
@@ -74,23 +24,8 @@ pub(crate) struct Timeouts {
     pub(crate) sigterm: Duration,
 }
 
-/// The leader's exit, as a future that owns the child (boxed: it lives in
-/// the transport, polled by its owner, instead of in a task of its own).
-pub(crate) type Exit = Pin<Box<dyn Future<Output = ExitStatus> + Send>>;
-
 /// A step of the shutdown sequence, polled by the transport's owner.
 type Step<T> = Pin<Box<dyn Future<Output = T> + Send>>;
-
-/// The child's exit status once it exits. A failed wait leaves nothing to
-/// report but "it is gone".
-pub(crate) fn exit(mut child: Child) -> Exit {
-    Box::pin(async move {
-        child
-            .wait()
-            .await
-            .unwrap_or_else(|_| ExitStatus::from_raw(0))
-    })
-}
 
 /// The server process, driven from the transport's own polls (no task of
 /// its own): notices the leader's exit as soon as it happens (the owner's
@@ -189,22 +124,24 @@ async fn stop_leader(mut exit: Exit, group: Group, timeouts: Timeouts) -> ExitSt
     if let Ok(status) = tokio::time::timeout(timeouts.stdin_close, &mut exit).await {
         return status;
     }
-    group.signal(Signal::TERM);
-    if let Ok(status) = tokio::time::timeout(timeouts.sigterm, &mut exit).await {
+    // Windows has no polite signal: there the job is terminated at once.
+    if group.terminate()
+        && let Ok(status) = tokio::time::timeout(timeouts.sigterm, &mut exit).await
+    {
         return status;
     }
-    group.signal(Signal::KILL);
+    group.kill();
     exit.await
 }
 
 /// Ends every remaining member of the group, politely then not.
 pub(crate) async fn clear_group(group: Group, sigterm: Duration) {
-    if group.signal(Signal::TERM) {
+    if group.terminate() {
         let deadline = tokio::time::Instant::now() + sigterm;
         while !group.is_empty() && tokio::time::Instant::now() < deadline {
             tokio::time::sleep(GROUP_POLL).await;
         }
-        group.signal(Signal::KILL);
+        group.kill();
         // SIGKILL cannot be ignored, but the group lingers until the kernel
         // has torn its members down; wait a bounded moment for that.
         let deadline = tokio::time::Instant::now() + Duration::from_secs(1);
@@ -218,7 +155,7 @@ pub(crate) async fn clear_group(group: Group, sigterm: Duration) {
 /// The exit status as the contract's [`ExitInfo`], with the stderr tail.
 pub(crate) fn exit_info(status: ExitStatus, stderr_tail: Vec<String>, command: &Path) -> ExitInfo {
     let mut info =
-        ExitInfo::new(status.code(), status.signal()).with_command(command.display().to_string());
+        ExitInfo::new(status.code(), signal_of(status)).with_command(command.display().to_string());
     info.stderr_tail = stderr_tail;
     info
 }

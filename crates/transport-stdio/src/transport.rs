@@ -10,14 +10,15 @@ use std::time::Duration;
 use mcpwire_transport::{
     Active, CloseReason, FrameSender, IoTransport, Transport, TransportEvent, TransportInfo,
 };
-use rustix::process::Signal;
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 use tokio::time::Sleep;
 
 use crate::env::{child_env, resolve_command};
-use crate::process::{self, Group, Process, Timeouts, clear_group, exit_info};
+use crate::process::{Process, Timeouts, clear_group, exit_info};
+use crate::spawned::Spawned;
 use crate::stderr::{CAPTURE_BACKLOG, Tail, drain};
+use crate::sys::{self, Group};
 use crate::{SpawnError, StderrMode, StdioConfig};
 
 /// How long the stderr tail may take to settle after the process exited (its
@@ -56,6 +57,11 @@ const CLOSE_SLACK: Duration = Duration::from_secs(2);
 ///   process of the group is left.
 /// - **Dropping** without closing sends `SIGKILL` to the group at once,
 ///   synchronously; no runtime is needed for that.
+///
+/// On Windows the group is a Job Object with kill-on-close: closing skips
+/// `SIGTERM` (stdin's close, `stdin_close_timeout`, then the job is
+/// terminated, exit code 1), the rest of the tree ends as soon as the leader
+/// has exited, and dropping closes the job, which ends the whole tree.
 pub struct StdioTransport {
     io: IoTransport,
     pid: u32,
@@ -121,7 +127,6 @@ impl StdioTransport {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
-            .process_group(0)
             .kill_on_drop(false);
         if let Some(dir) = &config.cwd {
             cmd.current_dir(dir);
@@ -130,12 +135,16 @@ impl StdioTransport {
             command: program.clone(),
             source,
         };
-        let mut child = cmd.spawn().map_err(spawn_error)?;
-        let pid = child.id().unwrap_or(0);
-        let group = Group::new(pid);
-        let pipes = (child.stdin.take(), child.stdout.take(), child.stderr.take());
-        let (Some(stdin), Some(stdout), Some(stderr)) = pipes else {
-            group.signal(Signal::KILL);
+        let Spawned {
+            pid,
+            group,
+            stdin,
+            stdout,
+            stderr,
+            mut exit,
+        } = sys::spawn(cmd).map_err(spawn_error)?;
+        let (Some(stdin), Some(stdout), Some(stderr)) = (stdin, stdout, stderr) else {
+            group.kill();
             return Err(spawn_error(std::io::Error::other(
                 "a standard pipe was not created",
             )));
@@ -160,8 +169,6 @@ impl StdioTransport {
             stdin_close: config.stdin_close_timeout,
             sigterm: config.sigterm_timeout,
         };
-        let mut exit = process::exit(child);
-
         if !config.startup_grace.is_zero()
             && let Ok(status) = tokio::time::timeout(config.startup_grace, &mut exit).await
         {
@@ -394,7 +401,7 @@ impl StdioTransport {
                             return Poll::Pending;
                         }
                         // The sequence is stuck; do its last step at once.
-                        self.group.signal(Signal::KILL);
+                        self.group.kill();
                     }
                     self.close = Close::Done;
                 }
@@ -410,7 +417,7 @@ impl Drop for StdioTransport {
         // process of the group outlives the transport. Tokio's orphan queue
         // reaps the leader (dropped with `process`) while a runtime runs.
         if !self.group.is_gone() {
-            self.group.signal(Signal::KILL);
+            self.group.kill();
         }
     }
 }

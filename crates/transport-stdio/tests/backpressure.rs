@@ -3,6 +3,10 @@
 //! owner. The owner's memory stays bounded, the server's writes block, and
 //! after resuming every frame arrives, in order.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::num::NonZeroU32;

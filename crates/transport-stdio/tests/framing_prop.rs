@@ -1,6 +1,10 @@
 //! Property: over a real child's stdout pipe, however the child chunks its
 //! writes, the transport delivers the same frames in the same order.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::num::NonZeroU32;

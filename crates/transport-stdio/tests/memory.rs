@@ -4,6 +4,10 @@
 //! written from the caller's buffer and read into one growing buffer, never
 //! copied whole.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use bytes::Bytes;

@@ -4,6 +4,10 @@
 //! frames, close cleanly. The tests are ignored by default and fail if a
 //! server is missing; `cargo xtask ci` runs them.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::num::NonZeroU32;

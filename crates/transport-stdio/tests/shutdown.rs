@@ -3,6 +3,10 @@
 //! runtime), and a cancelled close. After each, /proc must show no live
 //! process of the server's group.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::time::Duration;

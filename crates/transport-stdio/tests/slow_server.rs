@@ -10,6 +10,10 @@
 //! server) and small ones, sent one at a time, each answered within a
 //! bound.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::num::NonZeroU32;

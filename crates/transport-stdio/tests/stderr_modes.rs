@@ -2,6 +2,10 @@
 //! (a chatty server never blocks on a full pipe), no line surfaces as an
 //! event, and the tail is kept for errors.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use common::*;

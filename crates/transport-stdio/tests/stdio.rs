@@ -1,6 +1,10 @@
 //! The stdio transport against small real child processes: lifecycle,
 //! active-once, framing edge cases, errors, crashes and startup failures.
 
+// The servers here are `sh`, `cat` and `python3` scripts, and shutdowns are
+// checked in /proc: Unix only. `windows.rs` holds the Windows tests.
+#![cfg(unix)]
+
 mod common;
 
 use std::num::NonZeroU32;
