@@ -227,7 +227,7 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
                 .timeout(r.timeout)
                 .await
                 .map_err(|e| Failure::client("ping failed", e))?;
-            let ms = started.elapsed().as_secs_f64() * 1000.0;
+            let ms = millis(started.elapsed());
             // The JSON stays the result MCP defines for `ping`.
             let how = match c.era() {
                 Some(Era::Modern) => " (server/discover: the stateless revision has no ping)",
@@ -286,6 +286,11 @@ pub(crate) async fn interruptible(r: &Run<'_>, command: &Command) -> Result<Show
             "interrupted: the request was cancelled",
         )),
     }
+}
+
+/// A duration in milliseconds, for people.
+fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1000.0
 }
 
 fn info(c: &Client) -> Shown {
@@ -477,6 +482,12 @@ fn write_contents(path: &Path, contents: &[mcpwire::ResourceContents]) -> Result
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn durations_are_shown_in_milliseconds() {
+        assert_eq!(millis(Duration::from_micros(1500)), 1.5);
+        assert_eq!(millis(Duration::from_secs(2)), 2000.0);
+    }
 
     #[test]
     fn info_leaves_out_an_empty_version_without_a_trailing_blank() {

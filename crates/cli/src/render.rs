@@ -627,6 +627,16 @@ mod tests {
     }
 
     #[test]
+    fn wrapping_fills_each_line_up_to_the_width_exactly() {
+        assert_eq!(wrap("aaa bbb", 7), ["aaa bbb"]);
+        assert_eq!(wrap("aaa bbbb", 7), ["aaa", "bbbb"]);
+        assert_eq!(wrap("aaa bbb ccc", 7), ["aaa bbb", "ccc"]);
+        // A word longer than the width stays whole.
+        assert_eq!(wrap("abcdefghij x", 4), ["abcdefghij", "x"]);
+        assert_eq!(wrap("", 4), [""]);
+    }
+
+    #[test]
     fn a_tables_last_column_wraps_under_itself_within_the_width() {
         let rows = vec![vec![
             "greet".to_owned(),

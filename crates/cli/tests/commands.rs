@@ -303,3 +303,19 @@ fn every_command_over_streamable_http() {
         "done after 3 steps\n"
     );
 }
+
+#[test]
+fn the_tools_table_fits_the_width_columns_says() {
+    let out = mcpwire()
+        .env("COLUMNS", "60")
+        .args(["tools", "--", &demo_str()])
+        .output()
+        .expect("runs");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.lines().all(|l| l.chars().count() <= 60),
+        "wider than 60:\n{text}"
+    );
+    assert!(text.contains("crash()"), "{text}");
+}
