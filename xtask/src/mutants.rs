@@ -17,8 +17,9 @@
 //!   skipped.
 //! - `--sample N`: at most about `N` mutants in all: when there are more,
 //!   every crate runs the same round-robin shard `K/S`, `S` the number of
-//!   `N`-sized slices and `K` picked from the `HEAD` commit id, so a
-//!   commit always tests the same mutants and successive commits others.
+//!   `N`-sized slices and `K` picked from the commit id of `BASE` (of
+//!   `HEAD` without `--diff`), so every commit since one base tests the
+//!   same mutants (checkable before CI runs), and the next base others.
 //! - `--shard K/N`: one shard of each crate's mutants (cargo-mutants'
 //!   round-robin sharding), for splitting a full run into resumable parts.
 //!
@@ -488,10 +489,14 @@ fn sample_shard(
             .filter(|l| !l.trim().is_empty())
             .count();
     }
-    let head = git_head(root)?;
-    let shard = pick_shard(total, n, &head);
+    // With `--diff BASE` the sample is chosen by BASE: every commit of a
+    // stop's work tests the same mutants (the sample can be checked before
+    // the work is submitted, and a commit that touches no code cannot turn
+    // CI red), and the next stop, with a new base, others.
+    let seed = git_rev(root, opts.diff.as_deref().unwrap_or("HEAD"))?;
+    let shard = pick_shard(total, n, &seed);
     match shard {
-        Some((k, s)) => eprintln!("mutants: {total} in all; sample: shard {k}/{s} (from {head})"),
+        Some((k, s)) => eprintln!("mutants: {total} in all; sample: shard {k}/{s} (from {seed})"),
         None => eprintln!("mutants: {total} in all; every one is tested"),
     }
     Ok(shard)
@@ -509,14 +514,15 @@ fn pick_shard(total: usize, n: usize, head: &str) -> Option<(usize, usize)> {
     Some((k, shards))
 }
 
-fn git_head(root: &Path) -> Result<String, String> {
+/// The full commit id `rev` names.
+fn git_rev(root: &Path, rev: &str) -> Result<String, String> {
     let out = Command::new("git")
-        .args(["rev-parse", "HEAD"])
+        .args(["rev-parse", rev])
         .current_dir(root)
         .output()
         .map_err(|e| format!("cannot run git: {e}"))?;
     if !out.status.success() {
-        return Err(format!("`git rev-parse HEAD` failed: {}", out.status));
+        return Err(format!("`git rev-parse {rev}` failed: {}", out.status));
     }
     Ok(String::from_utf8_lossy(&out.stdout).trim().to_owned())
 }
