@@ -627,6 +627,97 @@ mod tests {
     }
 
     #[test]
+    fn a_signature_breaks_only_between_parameters_with_later_lines_indented() {
+        assert_eq!(
+            wrap_signature("f(aaa: x, bbb: y, ccc: z)", 12),
+            ["f(aaa: x,", "    bbb: y,", "    ccc: z)"]
+        );
+        // Up to the width exactly, on the first line and on later ones.
+        assert_eq!(wrap_signature("f(aa, bb)", 9), ["f(aa, bb)"]);
+        assert_eq!(wrap_signature("f(aa, bb)", 8), ["f(aa,", "    bb)"]);
+        assert_eq!(
+            wrap_signature("f(aa, bb, cc)", 10),
+            ["f(aa, bb,", "    cc)"]
+        );
+        assert_eq!(
+            wrap_signature("f(aa, bbb, cc)", 10),
+            ["f(aa, bbb,", "    cc)"]
+        );
+        assert_eq!(
+            wrap_signature("f(aa, bbbb, cc)", 10),
+            ["f(aa,", "    bbbb,", "    cc)"]
+        );
+        assert_eq!(wrap_signature("g()", 20), ["g()"]);
+    }
+
+    fn tool_with(name: &str, params: &[&str], description: &str) -> Tool {
+        let props: serde_json::Map<String, Value> = params
+            .iter()
+            .map(|p| ((*p).to_owned(), json!({"type": "string"})))
+            .collect();
+        serde_json::from_value(json!({"name": name, "description": description,
+            "inputSchema": {"type": "object", "properties": props, "required": params}}))
+        .unwrap()
+    }
+
+    #[test]
+    fn a_table_too_narrow_for_two_columns_lists_tools_one_after_another() {
+        let t = tool_with(
+            "fetch",
+            &["url", "method"],
+            "Fetches a page over the network.",
+        );
+        let bare = tool_with("bare", &[], "");
+        // "fetch(method: string, url: string)" is 34 wide: 34 + 2 + 30 > 50.
+        let text = tools(&[t, bare], false, 50);
+        assert_eq!(
+            text,
+            "fetch(method: string, url: string)\n    Fetches a page over the network.\nbare()\n"
+        );
+        // At exactly the width a table needs, two columns.
+        let t = tool_with(
+            "fetch",
+            &["url", "method"],
+            "Fetches a page over the network.",
+        );
+        let text = tools(&[t], false, 66);
+        assert_eq!(
+            text,
+            "TOOL                                DESCRIPTION\n\
+             fetch(method: string, url: string)  Fetches a page over the\n\
+             \x20                                   network.\n"
+        );
+        let t = tool_with(
+            "fetch",
+            &["url", "method"],
+            "Fetches a page over the network.",
+        );
+        let text = tools(&[t], false, 65);
+        assert!(!text.starts_with("TOOL"), "{text}");
+        // A stacked description wraps within the width, indented.
+        let t = tool_with(
+            "fetch",
+            &["url", "method"],
+            "Fetches a page over the network.",
+        );
+        let text = tools(&[t], false, 40);
+        assert_eq!(
+            text,
+            "fetch(method: string, url: string)\n    Fetches a page over the network.\n"
+        );
+        let t = tool_with(
+            "fetch",
+            &["url", "method"],
+            "Fetches a page over the network.",
+        );
+        let text = tools(&[t], false, 30);
+        assert_eq!(
+            text,
+            "fetch(method: string,\n    url: string)\n    Fetches a page over the\n    network.\n"
+        );
+    }
+
+    #[test]
     fn wrapping_fills_each_line_up_to_the_width_exactly() {
         assert_eq!(wrap("aaa bbb", 7), ["aaa bbb"]);
         assert_eq!(wrap("aaa bbbb", 7), ["aaa", "bbbb"]);
