@@ -228,10 +228,22 @@ impl Env {
             "lazy_writer",
         ]))?;
         // The other stdio tests are `sh`, `cat` and `python3` scripts.
-        run(self
-            .cargo("test", WINDOWS)
-            .args(["-p", "mcpwire-stdio", "--lib", "--test", "portable"])
-            .env("MCPWIRE_DEMO_SERVER", &demo))?;
+        let portable = || {
+            run(self
+                .cargo("test", WINDOWS)
+                .args(["-p", "mcpwire-stdio", "--lib", "--test", "portable"])
+                .env("MCPWIRE_DEMO_SERVER", &demo))
+        };
+        // One run of the `.cmd` test once stalled under Wine 8 with the
+        // demo server gone and `cmd.exe` alive (not seen on Linux; the cause
+        // is not found yet): its runner now fails a test after 120 s, and a
+        // failed run is tried once more, saying so, rather than failing the
+        // whole CI on what may be Wine's.
+        if let Err(first) = portable() {
+            eprintln!("cross: the stdio tests under Wine failed ({first}); running them once more");
+            portable()?;
+            eprintln!("cross: the stdio tests under Wine passed on the second run");
+        }
         self.cli_against_demo(&bin.join("mcpwire.exe"), &demo)
     }
 

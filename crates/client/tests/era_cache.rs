@@ -257,3 +257,38 @@ async fn keepalive_in_the_stateless_era_is_a_server_discover() {
     server.respond(&check.id, discover_result()).await;
     client.close().await;
 }
+
+#[tokio::test]
+async fn a_stale_cached_era_is_forgotten_even_when_the_other_era_fails_too() {
+    // Stateless cached; the server refuses discover, then initialize.
+    let (file, name) = cache("stale-both-modern", Some("modern"));
+    let (connecting, mut server) = connect(&name, ClientConfig::new().era_cache_file(&file));
+    let discover = server.expect_request("server/discover").await;
+    server
+        .respond_error(&discover.id, -32601, "Method not found")
+        .await;
+    let init = server.expect_request("initialize").await;
+    server
+        .respond_error(&init.id, -32603, "Internal error")
+        .await;
+    assert!(within(connecting).await.unwrap().is_err());
+    let kept = saved(&file);
+    assert!(kept.get(format!("stdio {name}")).is_none(), "{kept}");
+    assert_eq!(kept["stdio other-server"], "modern", "{kept}");
+
+    // Initialize cached; the server refuses initialize as unknown, then
+    // discover.
+    let (file, name) = cache("stale-both-legacy", Some("legacy"));
+    let (connecting, mut server) = connect(&name, ClientConfig::new().era_cache_file(&file));
+    let init = server.expect_request("initialize").await;
+    server
+        .respond_error(&init.id, -32601, "Method not found")
+        .await;
+    let discover = server.expect_request("server/discover").await;
+    server
+        .respond_error(&discover.id, -32603, "Internal error")
+        .await;
+    assert!(within(connecting).await.unwrap().is_err());
+    let saved = saved(&file);
+    assert!(saved.get(format!("stdio {name}")).is_none(), "{saved}");
+}
