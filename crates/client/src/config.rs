@@ -43,6 +43,9 @@ pub struct ClientConfig {
     pub(crate) response_cache_size: (usize, usize),
     pub(crate) credential_id: Option<CredentialId>,
     pub(crate) tap: Option<Arc<dyn Tap>>,
+    /// Where the client's metrics go (the `otel` feature).
+    #[cfg(feature = "otel")]
+    pub(crate) meter: Option<opentelemetry::metrics::Meter>,
 }
 
 /// What happens to the fields an accepted elicitation form left out that
@@ -108,6 +111,8 @@ impl ClientConfig {
             probe_timeout: Duration::from_secs(3),
             era_cache_file: None,
             tap: None,
+            #[cfg(feature = "otel")]
+            meter: None,
             max_input_rounds: 8,
             log_level: None,
             tasks: false,
@@ -190,6 +195,16 @@ impl ClientConfig {
     /// [`mcpwire_transport::Tap`]). Default: none.
     pub fn tap(mut self, tap: Arc<dyn Tap>) -> Self {
         self.tap = Some(tap);
+        self
+    }
+
+    /// Records the client's metrics (see `docs/observability.md`) with
+    /// `meter`, instead of a meter of the global provider as it is when the
+    /// client connects. Nothing is recorded until a meter provider with an
+    /// exporter stands behind it.
+    #[cfg(feature = "otel")]
+    pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
+        self.meter = Some(meter);
         self
     }
 

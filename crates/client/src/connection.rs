@@ -12,6 +12,7 @@ use std::sync::atomic::Ordering;
 
 use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::{CloseReason, Transport};
+use tracing::Instrument as _;
 
 use crate::boxed::unbox;
 use crate::config::Keepalive;
@@ -21,13 +22,16 @@ use crate::engine::Engine;
 use crate::era_cache;
 use crate::error::Error;
 use crate::handler::BoxFuture;
+use crate::labels::Peer;
 use crate::lifecycle::{self, Session, Target};
 use crate::listen;
+use crate::metrics::Count;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
 use crate::signal::CloseRequest;
 use crate::state::ConnectionState;
+use crate::telemetry::SESSION_TARGET;
 use crate::version::Era;
 
 /// Makes a new transport for each (re)connection attempt. An error here
@@ -107,7 +111,8 @@ async fn attempt(
         Some(tap) => mcpwire_transport::tap_transport(transport, tap.clone()),
         None => transport,
     };
-    let key = era_cache::key(&transport.info());
+    let info = transport.info();
+    let key = era_cache::key(&info);
     // No connection is ready now: nothing reads the cache's server under way.
     shared.hub.cache.set_server(key.as_deref());
     let target = Arc::new(Target {
@@ -120,6 +125,8 @@ async fn attempt(
         transport.sender(),
         shared.next_id.clone(),
         shared.config.request_timeout,
+        Arc::new(Peer::from_info(&info)),
+        shared.metrics.clone(),
     );
     let conn = Arc::new(Conn::new(engine));
     let window = NonZeroU32::new(shared.config.grant_window).unwrap_or(NonZeroU32::MIN);
@@ -195,13 +202,12 @@ async fn serve<D: Future<Output = DriverExit>>(
     mut driver: Pin<&mut D>,
     target: Arc<Target>,
 ) -> Ended {
-    tracing::info!(
-        era = %session.era,
-        version = %session.result.protocol_version,
-        server = %session.result.server_info.name,
-        "session ready"
-    );
     let era = session.era;
+    let peer = conn.engine.peer();
+    peer.set_version(&session.result.protocol_version);
+    let span = session_span(&session, peer);
+    span.in_scope(|| tracing::info!("session ready"));
+    let started = std::time::Instant::now();
     shared.set_session(unbox(session));
     shared.set_conn(Some(conn.clone()));
     shared.state.send_replace(ConnectionState::Ready);
@@ -238,7 +244,10 @@ async fn serve<D: Future<Output = DriverExit>>(
                 conn.engine.signal.request_close(CloseRequest::User);
             }
             () = conn.reinit.notified() => {
-                tokio::spawn(reinitialize(shared.clone(), conn.clone(), target.clone()));
+                tokio::spawn(
+                    reinitialize(shared.clone(), conn.clone(), target.clone())
+                        .instrument(span.clone()),
+                );
             }
         }
     };
@@ -252,11 +261,40 @@ async fn serve<D: Future<Output = DriverExit>>(
     let local = exit.local == Some(CloseRequest::User);
     let error = closed_error(&conn, exit);
     finish(&conn, &error);
+    let how = if local { "closed" } else { "lost" };
+    span.record("mcpwire.session.end", how);
+    span.in_scope(|| tracing::info!(end = how, "session ended"));
+    conn.engine.metrics().session_ended(
+        started.elapsed().as_secs_f64(),
+        (!local).then_some("closed"),
+        peer,
+    );
     if local {
         Ended::Local
     } else {
         Ended::Failed { error, ready: true }
     }
+}
+
+/// The span of one session, from ready to its end: its era, version,
+/// transport and server, and how it ended (`mcpwire.session.end`:
+/// `closed` by the user or `lost`).
+fn session_span(session: &Session, peer: &Peer) -> tracing::Span {
+    let info = &session.result.server_info;
+    tracing::info_span!(
+        target: SESSION_TARGET,
+        "mcp session",
+        otel.name = "mcp session",
+        otel.kind = "client",
+        mcp.protocol.version = %session.result.protocol_version,
+        mcpwire.era = %session.era,
+        network.transport = peer.transport,
+        network.protocol.name = peer.protocol,
+        server.address = peer.address.as_ref().map(|(h, _)| h.as_str()),
+        mcpwire.server.name = %info.name,
+        mcpwire.server.version = %info.version,
+        mcpwire.session.end = tracing::field::Empty,
+    )
 }
 
 /// Fails every request still waiting and stops every server-request handler.
@@ -309,9 +347,12 @@ async fn keepalive(conn: Arc<Conn>, k: Keepalive, era: Era) {
 /// again what is safe and fail the rest with `OutcomeUnknown`.
 async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>) {
     let engine = &conn.engine;
+    engine.metrics().count(Count::SessionExpired, engine.peer());
+    tracing::info!("the server expired the session: initializing again");
     let result = lifecycle::handshake(&shared.config, engine, &target).await;
     let frames = conn.take_expired();
     if let Ok(session) = &result {
+        engine.peer().set_version(&session.result.protocol_version);
         shared.set_session(session.clone());
     }
     for (frame, cause) in frames {
@@ -329,6 +370,8 @@ async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>)
                 engine.complete(id, Err(e.clone()));
             }
             Ok(_) if replay => {
+                engine.metrics().count(Count::Replay, engine.peer());
+                tracing::debug!(id, %method, "sent again on the new session");
                 if let Err(e) = engine.sender().send(frame).await {
                     engine.complete(id, Err(Error::send(e)));
                 }

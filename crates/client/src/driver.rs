@@ -97,6 +97,7 @@ pub(crate) async fn run<T: Transport>(
                     transport.set_active(Active::Many(window));
                     remaining = window.get();
                 }
+                engine.metrics().bytes(false, frame.len(), engine.peer());
                 on_frame(frame, &conn, &hub, &dispatcher);
             }
             TransportEvent::Stderr(line) => {

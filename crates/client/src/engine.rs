@@ -25,13 +25,17 @@ use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
+use tracing::Instrument as _;
 
 use crate::error::Error;
+use crate::labels::Peer;
 use crate::lock::RwLock;
+use crate::metrics::Metrics;
 use crate::options::{Replay, RequestOptions, TraceContext};
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
 use crate::signal::{DriverSignal, SIGNAL_REARM};
 use crate::stamp::{Route, Stamp};
+use crate::telemetry::RequestTrace;
 use crate::trace;
 use crate::types::Progress;
 
@@ -53,6 +57,9 @@ pub(crate) struct Engine {
     /// The driver's mailbox (close, re-arm).
     pub(crate) signal: DriverSignal,
     pub(crate) stats: EngineStats,
+    /// What the connection's spans and metrics say of its transport.
+    peer: Arc<Peer>,
+    metrics: Arc<Metrics>,
 }
 
 impl Engine {
@@ -60,6 +67,8 @@ impl Engine {
         sender: FrameSender,
         next_id: Arc<AtomicI64>,
         default_timeout: Duration,
+        peer: Arc<Peer>,
+        metrics: Arc<Metrics>,
     ) -> Self {
         Self {
             sender,
@@ -69,7 +78,18 @@ impl Engine {
             stamp: RwLock::new(Stamp::none()),
             signal: DriverSignal::default(),
             stats: EngineStats::default(),
+            peer,
+            metrics,
         }
+    }
+
+    /// What this connection's spans and metrics say of its transport.
+    pub(crate) fn peer(&self) -> &Peer {
+        &self.peer
+    }
+
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.metrics
     }
 
     pub(crate) fn sender(&self) -> &FrameSender {
@@ -124,11 +144,12 @@ impl Engine {
     ) -> Result<EncodedRequest, Error> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let stamp = self.stamp();
-        // An explicit trace context wins; else the current span's (the
-        // `otel` feature).
+        let request_trace = RequestTrace::start(method, route, id, &self.peer, &self.metrics);
+        // An explicit trace context wins; else the request's span's (the
+        // `otel` feature), a child of the caller's.
         let from_span = match &opts.trace {
             Some(_) => None,
-            None => trace::from_current_span(),
+            None => request_trace.span.in_scope(trace::from_current_span),
         };
         let extra = Extra {
             progress: opts.wants_progress(),
@@ -141,12 +162,17 @@ impl Engine {
         } else {
             None
         };
-        Ok(EncodedRequest { id, frame, meta })
+        Ok(EncodedRequest {
+            id,
+            frame,
+            meta,
+            trace: request_trace,
+        })
     }
 
     /// Sends a request made by [`encode_request`](Self::encode_request) with
     /// the same `opts`, and waits for its outcome, as [`call`](Self::call)
-    /// does.
+    /// does, inside the request's span.
     pub(crate) async fn call_encoded(
         &self,
         request: EncodedRequest,
@@ -155,7 +181,35 @@ impl Engine {
         replay: Replay,
         cancel: Cancel,
     ) -> Result<Payload, Error> {
-        let EncodedRequest { id, frame, meta } = request;
+        let EncodedRequest {
+            id,
+            frame,
+            meta,
+            trace,
+        } = request;
+        let span = trace.span.clone();
+        let outcome = self
+            .send_and_wait(id, frame, meta, &trace, method, opts, replay, cancel)
+            .instrument(span)
+            .await;
+        trace.finish(&outcome, &self.peer, &self.metrics);
+        outcome
+    }
+
+    /// [`call_encoded`](Self::call_encoded) without its span.
+    #[allow(clippy::too_many_arguments)]
+    async fn send_and_wait(
+        &self,
+        id: i64,
+        frame: Bytes,
+        meta: Option<Arc<FrameMeta>>,
+        trace: &RequestTrace,
+        method: Cow<'static, str>,
+        opts: &RequestOptions,
+        replay: Replay,
+        cancel: Cancel,
+    ) -> Result<Payload, Error> {
+        self.metrics.bytes(true, frame.len(), &self.peer);
         let (tx, mut rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if opts.wants_progress() {
             let (t, r) = watch::channel(None);
@@ -206,7 +260,7 @@ impl Engine {
                         return Err(Error::cancelled("request cancelled by the caller"));
                     }
                     Some(()) = progress_changed(&mut progress_rx) => {
-                        report_progress(&mut progress_rx, opts);
+                        report_progress(&mut progress_rx, opts, trace);
                     }
                 }
             }
@@ -217,7 +271,7 @@ impl Engine {
             .as_ref()
             .is_some_and(|r| r.borrow().has_changed())
         {
-            report_progress(&mut progress_rx, opts);
+            report_progress(&mut progress_rx, opts, trace);
         }
         // Answered, timed out by the driver's sweep (which told the server),
         // or failed by the close: the entry is gone either way.
@@ -347,9 +401,17 @@ async fn cancelled(token: &Option<CancellationToken>) {
     }
 }
 
-/// Gives the latest progress, not yet seen, to the caller's callback.
-fn report_progress(rx: &mut Option<watch::Receiver<Option<Progress>>>, opts: &RequestOptions) {
+/// Gives the latest progress, not yet seen, to the caller's callback, and
+/// notes it on the request's span.
+fn report_progress(
+    rx: &mut Option<watch::Receiver<Option<Progress>>>,
+    opts: &RequestOptions,
+    trace: &RequestTrace,
+) {
     let latest = rx.as_mut().and_then(|r| r.borrow_and_update().clone());
+    if let Some(p) = &latest {
+        trace.progress(p.progress, p.total);
+    }
     if let (Some(p), Some(cb)) = (&latest, &opts.on_progress) {
         cb(p);
     }
@@ -397,12 +459,18 @@ pub(crate) struct EncodedRequest {
     id: i64,
     frame: Bytes,
     meta: Option<Arc<FrameMeta>>,
+    trace: RequestTrace,
 }
 
 impl EncodedRequest {
     /// The frame as it will be sent.
     pub(crate) fn frame(&self) -> &Bytes {
         &self.frame
+    }
+
+    /// The request's span and what its metrics need.
+    pub(crate) fn trace(&self) -> &RequestTrace {
+        &self.trace
     }
 }
 

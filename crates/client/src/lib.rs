@@ -89,9 +89,11 @@ mod error;
 mod frontmatter;
 mod handler;
 mod headers;
+mod labels;
 mod lifecycle;
 mod listen;
 mod lock;
+mod metrics;
 mod notify;
 pub mod ops;
 mod options;
@@ -106,6 +108,7 @@ mod state;
 mod subscription;
 mod supervisor;
 pub mod tasks;
+mod telemetry;
 mod trace;
 pub mod types;
 mod version;
@@ -123,6 +126,7 @@ pub use notify::{ListKind, ServerNotification};
 pub use ops::{LevelApplied, ResourceSubscription};
 pub use options::{CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext};
 pub use state::ConnectionState;
+pub use telemetry::{REQUEST_TARGET, SESSION_TARGET};
 pub use tokio_util::sync::CancellationToken;
 pub use version::{
     Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,

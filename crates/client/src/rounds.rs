@@ -26,6 +26,7 @@ use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::engine::EncodedRequest;
 use crate::error::{Error, ErrorKind};
+use crate::metrics::Count;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::stamp::Route;
@@ -41,6 +42,15 @@ pub(crate) struct Rounds<'a> {
     pub(crate) modern: bool,
     pub(crate) max_rounds: u32,
     pub(crate) route: Option<&'a Route>,
+}
+
+/// Why a request is sent again.
+#[derive(Debug, Clone, Copy)]
+enum Again {
+    /// Its answer was lost and it is safe to repeat.
+    Reissue,
+    /// The server asked for input first (the stateless era).
+    InputRound,
 }
 
 /// An `InputRequiredResult`.
@@ -87,6 +97,7 @@ impl Rounds<'_> {
         let mut rounds = 0u32;
         let mut reissues = 0u32;
         loop {
+            let again;
             // Kept only while it may be sent again: for input rounds (the
             // stateless era) or a reissue (a request safe to repeat).
             // Otherwise the frame is freed once written, not held until the
@@ -109,6 +120,7 @@ impl Rounds<'_> {
                     }
                     rounds += 1;
                     let responses = self.fulfil(input.input_requests).await?;
+                    again = Again::InputRound;
                     retry_params(frame, responses, input.request_state)?
                 }
                 (Err(e), Some(frame))
@@ -116,11 +128,19 @@ impl Rounds<'_> {
                 {
                     reissues += 1;
                     tracing::debug!(%method, error = %e, "the answer was lost: sending the request again");
+                    again = Again::Reissue;
                     original_params(frame)?
                 }
                 (Err(e), _) => return Err(e),
             };
             request = engine.encode_request(&method, Some(&params), opts, self.route)?;
+            match again {
+                Again::Reissue => {
+                    request.trace().sent_again("its answer was lost");
+                    engine.metrics().count(Count::Reissue, engine.peer());
+                }
+                Again::InputRound => request.trace().sent_again("with the input asked for"),
+            }
         }
     }
 

@@ -16,6 +16,7 @@ use crate::dispatch::Dispatcher;
 use crate::error::Error;
 use crate::lifecycle::Session;
 use crate::lock::{Mutex, RwLock};
+use crate::metrics::Metrics;
 use crate::notify::Hub;
 use crate::state::ConnectionState;
 use crate::subscription::Wanted;
@@ -44,6 +45,8 @@ pub(crate) struct Shared {
     /// connection.
     pub(crate) wanted: Wanted,
     pub(crate) dispatcher: Arc<Dispatcher>,
+    /// The client's metrics, shared by its connections.
+    pub(crate) metrics: Arc<Metrics>,
     /// Set to close the client.
     pub(crate) closing: Closing,
     /// Request ids, unique across reconnections.
@@ -65,6 +68,7 @@ impl Shared {
             )),
             wanted: Wanted::default(),
             dispatcher: Arc::new(Dispatcher::new(&config)),
+            metrics: Arc::new(Metrics::of_config(&config)),
             config,
             conn: RwLock::new(None),
             session: RwLock::new(None),

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use crate::connection::{self, Ended, TransportFactory};
 use crate::error::ErrorKind;
+use crate::metrics::Count;
 use crate::shared::Shared;
 use crate::state::ConnectionState;
 
@@ -47,6 +48,9 @@ pub(crate) async fn supervise(shared: Arc<Shared>, factory: TransportFactory) {
         attempt += 1;
         let delay = policy.delay(attempt);
         tracing::info!(attempt, ?delay, error = %cause, "reconnecting");
+        shared
+            .metrics
+            .count(Count::Reconnect, &crate::labels::Peer::default());
         shared.state.send_replace(ConnectionState::Backoff {
             attempt,
             delay,
