@@ -106,6 +106,11 @@ pub(crate) struct Global {
     /// ~/.config/mcpwire/tokens].
     #[arg(long = "token-dir", global = true, value_name = "DIR")]
     pub(crate) token_dir: Option<PathBuf>,
+    /// Export this run's spans and metrics over OTLP/HTTP to
+    /// $OTEL_EXPORTER_OTLP_ENDPOINT [default: http://localhost:4318]; on
+    /// whenever that variable is set.
+    #[arg(long = "otel", global = true)]
+    pub(crate) otel: bool,
 }
 
 impl Global {
@@ -299,6 +304,14 @@ pub(crate) fn asks_for_json(argv: &[String]) -> bool {
                     .get(i + 1)
                     .is_some_and(|f| f == "json" || f == "ndjson"))
     })
+}
+
+/// Whether `word` names one of the subcommands.
+pub(crate) fn is_command(word: &str) -> bool {
+    use clap::CommandFactory as _;
+    Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == word)
 }
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ mod render;
 mod servers;
 mod shell;
 mod target;
+mod telemetry;
 mod typed_args;
 mod wire_log;
 
@@ -69,7 +70,28 @@ fn main() -> ExitCode {
         }
     };
     let format = cli.global.format();
-    let outcome = runtime.block_on(dispatch(&cli, &server_command));
+    let export = if telemetry::wanted(cli.global.otel) {
+        match telemetry::start(runtime.handle()) {
+            Ok(export) => Some(export),
+            Err(f) => return report(&cli.global, &f),
+        }
+    } else {
+        None
+    };
+    // The root of the run's trace: every request's span is its child.
+    let span = tracing::info_span!(
+        target: "mcpwire::cli",
+        "mcpwire",
+        otel.name = %format_args!("mcpwire {}", command_name()),
+    );
+    let outcome = runtime.block_on(tracing::Instrument::instrument(
+        dispatch(&cli, &server_command),
+        span,
+    ));
+    // Flushed while the runtime still runs its HTTP requests.
+    if let Some(export) = export {
+        export.finish();
+    }
     // The client's tasks are done or abandoned: do not wait for them.
     runtime.shutdown_timeout(Duration::from_millis(200));
     match outcome {
@@ -82,6 +104,15 @@ fn main() -> ExitCode {
         }
         Err(f) => report(&cli.global, &f),
     }
+}
+
+/// The subcommand's name as typed (`call`, `tools`...), for the run's span.
+fn command_name() -> String {
+    std::env::args()
+        .skip(1)
+        .take_while(|a| a != "--")
+        .find(|a| !a.starts_with('-') && args::is_command(a))
+        .unwrap_or_default()
 }
 
 async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure> {

@@ -16,12 +16,14 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, oneshot};
 use tokio::task::AbortHandle;
+use tracing::Instrument as _;
 
 use crate::config::{ClientConfig, ElicitationDefaults};
 use crate::handler::{
     ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
 };
 use crate::lock::Mutex;
+use crate::telemetry;
 use crate::types::ElicitParams;
 
 /// The handler a server request goes to, found once when it arrives.
@@ -193,7 +195,15 @@ impl Dispatcher {
         Some(self.run(handler, &req).await)
     }
 
+    /// Runs `handler` on `req` inside the request's span.
     async fn run(&self, handler: Handler, req: &Request) -> Result<Bytes, ErrorObject> {
+        let span = telemetry::answer_span(&req.method, &req.id);
+        let outcome = self.answer(handler, req).instrument(span.clone()).await;
+        telemetry::answered(&span, &outcome);
+        outcome
+    }
+
+    async fn answer(&self, handler: Handler, req: &Request) -> Result<Bytes, ErrorObject> {
         let cx = RequestContext {
             id: req.id.clone(),
             method: req.method.clone(),

@@ -12,7 +12,8 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcpwire_codec::jsonrpc::Payload;
+use bytes::Bytes;
+use mcpwire_codec::jsonrpc::{ErrorObject, Id, Payload};
 use tracing::Span;
 use tracing::field::Empty;
 
@@ -131,6 +132,42 @@ impl RequestTrace {
         if !self.span.is_disabled() {
             tracing::info!(target: REQUEST_TARGET, parent: &self.span, reason = why, "sent again");
         }
+    }
+}
+
+/// The span of a request the server sent the client (sampling,
+/// elicitation, roots), answered by one of its handlers: kind SERVER,
+/// named for its method.
+pub(crate) fn answer_span(method: &str, id: &Id) -> Span {
+    let span = tracing::info_span!(
+        target: REQUEST_TARGET,
+        "mcp server request",
+        otel.name = method,
+        otel.kind = "server",
+        otel.status_code = Empty,
+        otel.status_description = Empty,
+        mcp.method.name = method,
+        jsonrpc.request.id = Empty,
+        error.type = Empty,
+        rpc.response.status_code = Empty,
+    );
+    if !span.is_disabled() {
+        span.record("jsonrpc.request.id", tracing::field::display(id));
+    }
+    span
+}
+
+/// Records on `span` the error a handler answered with, if any.
+pub(crate) fn answered(span: &Span, outcome: &Result<Bytes, ErrorObject>) {
+    if span.is_disabled() {
+        return;
+    }
+    if let Err(e) = outcome {
+        let code = e.code.as_i32().to_string();
+        span.record("error.type", code.as_str());
+        span.record("rpc.response.status_code", code.as_str());
+        span.record("otel.status_code", "ERROR");
+        span.record("otel.status_description", e.message.as_str());
     }
 }
 

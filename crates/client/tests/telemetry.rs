@@ -345,3 +345,48 @@ async fn a_lost_session_says_so() {
         .unwrap_or_else(|| panic!("no session span in {all:#?}"));
     assert_eq!(session.field("mcpwire.session.end"), Some("lost"));
 }
+
+#[tokio::test]
+async fn a_request_the_server_sends_is_answered_inside_a_server_span() {
+    use mcpwire_client::types::{ListRootsResult, Root};
+    use mcpwire_client::{HandlerError, RequestContext};
+    use mcpwire_codec::jsonrpc::ErrorCode;
+    let (spans, _guard) = capture();
+    let config = ClientConfig::new()
+        .roots(|_cx: RequestContext| async {
+            Ok::<_, HandlerError>(ListRootsResult::new(vec![Root::new("file:///w", None)]))
+        })
+        .sampling(
+            |_p: mcpwire_client::types::CreateMessageParams, _cx: RequestContext| async {
+                Err::<mcpwire_client::types::CreateMessageResult, _>(HandlerError::new(
+                    ErrorCode::INVALID_REQUEST,
+                    "no model here",
+                ))
+            },
+        );
+    let (_client, mut server) = connected_as("stdio", "srv", config).await;
+    server.request(7, "roots/list", json!({})).await;
+    server.expect_response(&Id::Number(7)).await;
+    server
+        .request(
+            8,
+            "sampling/createMessage",
+            json!({"messages": [], "maxTokens": 1}),
+        )
+        .await;
+    server.expect_response(&Id::Number(8)).await;
+    tokio::time::sleep(Duration::from_millis(20)).await;
+
+    let roots = spans.named("roots/list");
+    assert_eq!(roots.name, "mcp server request");
+    assert_eq!(roots.field("otel.kind"), Some("server"));
+    assert_eq!(roots.field("jsonrpc.request.id"), Some("7"));
+    assert_eq!(roots.field("error.type"), None);
+    let sampling = spans.named("sampling/createMessage");
+    let code = ErrorCode::INVALID_REQUEST.as_i32().to_string();
+    assert_eq!(sampling.field("error.type"), Some(code.as_str()));
+    assert_eq!(
+        sampling.field("otel.status_description"),
+        Some("no model here")
+    );
+}
