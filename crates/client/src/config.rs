@@ -43,6 +43,7 @@ pub struct ClientConfig {
     pub(crate) response_cache_size: (usize, usize),
     pub(crate) credential_id: Option<CredentialId>,
     pub(crate) tap: Option<Arc<dyn Tap>>,
+    pub(crate) server_label: Option<Arc<str>>,
     /// Where the client's metrics go (the `otel` feature).
     #[cfg(feature = "otel")]
     pub(crate) meter: Option<opentelemetry::metrics::Meter>,
@@ -84,6 +85,7 @@ impl std::fmt::Debug for ClientConfig {
             .field("response_cache_size", &self.response_cache_size)
             .field("credential_id", &self.credential_id)
             .field("tap", &self.tap.is_some())
+            .field("server_label", &self.server_label)
             .finish_non_exhaustive()
     }
 }
@@ -111,6 +113,7 @@ impl ClientConfig {
             probe_timeout: Duration::from_secs(3),
             era_cache_file: None,
             tap: None,
+            server_label: None,
             #[cfg(feature = "otel")]
             meter: None,
             max_input_rounds: 8,
@@ -205,6 +208,14 @@ impl ClientConfig {
     #[cfg(feature = "otel")]
     pub fn meter(mut self, meter: opentelemetry::metrics::Meter) -> Self {
         self.meter = Some(meter);
+        self
+    }
+
+    /// Names the server in this client's spans and metrics
+    /// (`mcpwire.server.name`), as a fleet names its servers: a bounded
+    /// label, unlike its command line or URL. Default: none.
+    pub fn server_label(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.server_label = Some(name.into());
         self
     }
 

@@ -125,7 +125,7 @@ async fn attempt(
         transport.sender(),
         shared.next_id.clone(),
         shared.config.request_timeout,
-        Arc::new(Peer::from_info(&info)),
+        Arc::new(Peer::from_info(&info, shared.config.server_label.clone())),
         shared.metrics.clone(),
     );
     let conn = Arc::new(Conn::new(engine));

@@ -20,13 +20,16 @@ pub(crate) struct Peer {
     pub(crate) protocol: Option<&'static str>,
     /// `server.address` and `server.port`, from the URL.
     pub(crate) address: Option<(String, u16)>,
+    /// `mcpwire.server.name`: the name the user gave the server
+    /// ([`ClientConfig::server_label`](crate::ClientConfig::server_label)).
+    pub(crate) label: Option<Arc<str>>,
     /// `mcp.protocol.version`, once the handshake settled it.
     version: RwLock<Option<Arc<str>>>,
 }
 
 impl Peer {
     /// The transport's facts, from what it says of itself.
-    pub(crate) fn from_info(info: &TransportInfo) -> Self {
+    pub(crate) fn from_info(info: &TransportInfo, label: Option<Arc<str>>) -> Self {
         let (transport, protocol) = match info.kind {
             "stdio" => (Some("pipe"), None),
             "websocket" => (Some("tcp"), Some("websocket")),
@@ -38,6 +41,7 @@ impl Peer {
             transport,
             protocol,
             address,
+            label,
             version: RwLock::new(None),
         }
     }
@@ -123,18 +127,21 @@ mod tests {
 
     #[test]
     fn each_transport_names_its_network_transport_and_protocol() {
-        let stdio = Peer::from_info(&TransportInfo::new("stdio", "npx server"));
+        let stdio = Peer::from_info(&TransportInfo::new("stdio", "npx server"), None);
         assert_eq!((stdio.transport, stdio.protocol), (Some("pipe"), None));
         assert_eq!(stdio.address, None);
-        let http = Peer::from_info(&TransportInfo::new("streamable-http", "http://h:9/mcp"));
+        let http = Peer::from_info(
+            &TransportInfo::new("streamable-http", "http://h:9/mcp"),
+            None,
+        );
         assert_eq!((http.transport, http.protocol), (Some("tcp"), Some("http")));
         assert_eq!(http.address, Some(("h".into(), 9)));
-        let ws = Peer::from_info(&TransportInfo::new("websocket", "wss://h/mcp"));
+        let ws = Peer::from_info(&TransportInfo::new("websocket", "wss://h/mcp"), None);
         assert_eq!(
             (ws.transport, ws.protocol),
             (Some("tcp"), Some("websocket"))
         );
-        let memory = Peer::from_info(&TransportInfo::new("memory", "in-memory peer"));
+        let memory = Peer::from_info(&TransportInfo::new("memory", "in-memory peer"), None);
         assert_eq!((memory.transport, memory.protocol), (None, None));
     }
 }

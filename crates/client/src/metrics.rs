@@ -232,6 +232,9 @@ impl Metrics {
 /// `server.address`, `server.port`.
 fn peer_attributes(peer: &Peer) -> Vec<KeyValue> {
     let mut attrs = Vec::with_capacity(8);
+    if let Some(label) = &peer.label {
+        attrs.push(KeyValue::new("mcpwire.server.name", label.to_string()));
+    }
     if let Some(t) = peer.transport {
         attrs.push(KeyValue::new("network.transport", t));
     }

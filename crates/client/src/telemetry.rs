@@ -67,6 +67,7 @@ impl RequestTrace {
             network.protocol.name = Empty,
             server.address = Empty,
             server.port = Empty,
+            mcpwire.server.name = Empty,
             error.type = Empty,
             rpc.response.status_code = Empty,
         );
@@ -208,6 +209,9 @@ fn describe(
     }
     if let Some(p) = peer.protocol {
         span.record("network.protocol.name", p);
+    }
+    if let Some(label) = &peer.label {
+        span.record("mcpwire.server.name", &**label);
     }
     if let Some((host, port)) = &peer.address {
         span.record("server.address", host.as_str());

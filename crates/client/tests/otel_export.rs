@@ -125,7 +125,7 @@ async fn connected(config: ClientConfig) -> (Client, FakeServer) {
 #[tokio::test]
 async fn a_tool_call_exports_a_client_span_and_an_operation_duration() {
     let otel = Exporters::new();
-    let (client, mut server) = connected(otel.config()).await;
+    let (client, mut server) = connected(otel.config().server_label("search")).await;
     let c = client.clone();
     let call = tokio::spawn(async move { c.call_tool("lookup", json!({"q": "x"})).await });
     let req = server.expect_request("tools/call").await;
@@ -180,6 +180,14 @@ async fn a_tool_call_exports_a_client_span_and_an_operation_duration() {
     assert!(
         !call.0.contains_key("jsonrpc.request.id"),
         "no unbounded label"
+    );
+    assert_eq!(
+        call.0.get("mcpwire.server.name").map(String::as_str),
+        Some("search")
+    );
+    assert_eq!(
+        attribute(&span, "mcpwire.server.name"),
+        Some("search".into())
     );
     assert_eq!(
         otel.sum_i64("mcpwire.client.active_requests")

@@ -97,7 +97,12 @@ impl Slot {
     /// The client configuration for this server: its own, or the fleet's,
     /// with its request timeout.
     pub(crate) fn client_config(&self, fleet: &ClientConfig) -> ClientConfig {
-        let config = self.spec.client_config.clone().unwrap_or(fleet.clone());
+        let config = self
+            .spec
+            .client_config
+            .clone()
+            .unwrap_or(fleet.clone())
+            .server_label(self.spec.name.as_str());
         match self.spec.policy.request_timeout {
             Some(timeout) => config.request_timeout(timeout),
             None => config,
