@@ -98,6 +98,9 @@ impl Engine {
 
     /// What every request gets from now on.
     pub(crate) fn set_stamp(&self, stamp: Arc<Stamp>) {
+        // The version every request now declares is the one its span names
+        // (none in the `initialize` era until the handshake settles it).
+        self.peer.declare_version(stamp.version());
         *self.stamp.write() = stamp;
     }
 

@@ -47,7 +47,12 @@ impl Peer {
     }
 
     pub(crate) fn set_version(&self, version: &str) {
-        *self.version.write() = Some(Arc::from(version));
+        self.declare_version(Some(version));
+    }
+
+    /// The version requests declare from now on, if any.
+    pub(crate) fn declare_version(&self, version: Option<&str>) {
+        *self.version.write() = version.map(Arc::from);
     }
 
     pub(crate) fn version(&self) -> Option<Arc<str>> {
