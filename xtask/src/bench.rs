@@ -28,10 +28,11 @@ use crate::report::{median, run_one, write_between};
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
 /// `mcpwire-manager` routes the same calls through the manager (W2, W3), and
 /// starts W5's 20 servers at once (`mcpwire` starts them one by one).
-const CLIENTS: [&str; 6] = [
+const CLIENTS: [&str; 7] = [
     "mcpwire",
     "mcpwire-struct",
     "mcpwire-manager",
+    "mcpwire-otel",
     "rmcp",
     "raw",
     "tokio",
@@ -181,11 +182,15 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let table = table(&cells);
     let targets = targets(&cells, &lean);
     let fleet = fleet_table(&cells);
-    println!("\n{machine}\n{table}\n{targets}\n{fleet}");
+    let observed = observed_table(&cells);
+    println!("\n{machine}\n{table}\n{targets}\n{fleet}\n{observed}");
     if o.write {
         let command = format!("cargo xtask bench {}", args.join(" "));
         let mut section = section(command.trim(), o.rounds, &machine, &table, &targets);
-        section.insert_str(section.len() - END.len() - 1, &format!("\n{fleet}"));
+        section.insert_str(
+            section.len() - END.len() - 1,
+            &format!("\n{fleet}\n{observed}"),
+        );
         let path = root.join("docs/benchmarks.md");
         write_section(&path, &section)?;
         eprintln!("wrote {}", path.display());
@@ -220,7 +225,7 @@ fn runs(client: &str, transport: &str, workload: &str) -> bool {
         return transport == "stdio" && matches!(client, "mcpwire" | "mcpwire-manager");
     }
     match client {
-        "mcpwire-manager" => matches!(workload, "w2" | "w2-task" | "w3"),
+        "mcpwire-manager" | "mcpwire-otel" => matches!(workload, "w2" | "w2-task" | "w3"),
         "tokio" => transport == "stdio" && workload.starts_with("w2"),
         "mcpwire-struct" => workload != "w1",
         _ => true,
@@ -578,6 +583,56 @@ fn fleet_table(cells: &[((String, String), Cell)]) -> String {
             s / p,
             if p < s { "yes" } else { "**no**" }
         );
+    }
+    t
+}
+
+/// The cost of observing (issue 29): the `mcpwire` column (spans compiled
+/// in, no subscriber, metrics into the global no-op provider) against
+/// `mcpwire-otel` (a `tracing-opentelemetry` layer over an SDK tracer with a
+/// batch processor, and an SDK meter provider, both exporting nowhere).
+fn observed_table(cells: &[((String, String), Cell)]) -> String {
+    let get = |transport: &str, workload: &str, client: &str, key: &str| {
+        cells
+            .iter()
+            .find(|((t, w), _)| t == transport && w == workload)
+            .and_then(|(_, cell)| median(cell.get(client).map(Vec::as_slice), key))
+    };
+    let mut t = String::from(
+        "### Observability (issue 29)\n\n\
+         The same calls with no `tracing` subscriber (the `mcpwire` column: every request's \
+         span is disabled at its callsite, metrics go to the global no-op meter provider) \
+         and with the OpenTelemetry layer on (`mcpwire-otel`: `tracing-opentelemetry` over \
+         an SDK tracer with a batch span processor, and an SDK meter provider recording \
+         every metric, both exporting nowhere). The cost with no subscriber is the \
+         `mcpwire` column against earlier runs of this table.\n\n\
+         | transport | workload | metric | no subscriber | OpenTelemetry on | on / off |\n\
+         |---|---|---|---:|---:|---:|\n",
+    );
+    for ((transport, workload), _) in cells {
+        let rows: &[(&str, &str)] = match workload.as_str() {
+            "w2" | "w2-task" => &[
+                ("p50_us", "p50 (us)"),
+                ("cpu_us_per_op", "CPU per call (us)"),
+                ("peak_rss_kib", "peak RSS (KiB)"),
+            ],
+            "w3" => &[("ops_per_s", "calls/s"), ("peak_rss_kib", "peak RSS (KiB)")],
+            _ => continue,
+        };
+        for (key, label) in rows {
+            let off = get(transport, workload, "mcpwire", key);
+            let on = get(transport, workload, "mcpwire-otel", key);
+            if on.is_none() {
+                continue;
+            }
+            let _ = writeln!(
+                t,
+                "| {transport} | {workload} | {label} | {} | {} | {} |",
+                fmt(off),
+                fmt(on),
+                ratio(on, off)
+            );
+        }
     }
     t
 }

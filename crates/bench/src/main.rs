@@ -30,6 +30,7 @@
 
 mod density;
 mod measure;
+mod otel_on;
 mod raw_http;
 mod raw_stdio;
 mod raw_tokio;
@@ -128,6 +129,7 @@ fn parse_args() -> Result<Args, String> {
         "mcpwire",
         "mcpwire-struct",
         "mcpwire-manager",
+        "mcpwire-otel",
         "rmcp",
         "raw",
         "tokio",
@@ -219,8 +221,24 @@ fn run(args: &Args) -> Result<Samples, String> {
         "stdio" => None,
         t => Some(HttpServer::start(&args.server, t == "http-sse")?),
     };
+    // Before any client connects: it takes its instruments then.
+    let observing = (args.client == "mcpwire-otel").then(otel_on::install);
     let result = runtime.block_on(async {
         match (args.client.as_str(), &http) {
+            ("mcpwire-otel", None) => {
+                let server = args.server.as_path();
+                bench(args, || {
+                    Mcpwire::stdio(server, via_mcpwire::Arguments::Json)
+                })
+                .await
+            }
+            ("mcpwire-otel", Some(http)) => {
+                let client = via_mcpwire::http_client()?;
+                bench(args, || {
+                    Mcpwire::http(&client, http.url(), via_mcpwire::Arguments::Json)
+                })
+                .await
+            }
             ("mcpwire" | "mcpwire-struct", None) => {
                 let server = args.server.as_path();
                 let arguments = mcpwire_arguments(&args.client);
@@ -257,6 +275,9 @@ fn run(args: &Args) -> Result<Samples, String> {
         }
     });
     drop(http);
+    if let Some(providers) = observing {
+        providers.shutdown();
+    }
     result
 }
 

@@ -290,7 +290,7 @@ fn session_span(session: &Session, peer: &Peer) -> tracing::Span {
         mcpwire.era = %session.era,
         network.transport = peer.transport,
         network.protocol.name = peer.protocol,
-        server.address = peer.address.as_ref().map(|(h, _)| h.as_str()),
+        server.address = peer.address.as_ref().map(|(h, _)| &**h),
         mcpwire.server.name = %info.name,
         mcpwire.server.version = %info.version,
         mcpwire.session.end = tracing::field::Empty,

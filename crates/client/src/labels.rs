@@ -19,7 +19,7 @@ pub(crate) struct Peer {
     /// `network.protocol.name`: `http`, `websocket`.
     pub(crate) protocol: Option<&'static str>,
     /// `server.address` and `server.port`, from the URL.
-    pub(crate) address: Option<(String, u16)>,
+    pub(crate) address: Option<(Arc<str>, u16)>,
     /// `mcpwire.server.name`: the name the user gave the server
     /// ([`ClientConfig::server_label`](crate::ClientConfig::server_label)).
     pub(crate) label: Option<Arc<str>>,
@@ -62,7 +62,7 @@ impl Peer {
 
 /// The host and port of an `http(s)` or `ws(s)` URL, the port defaulted by
 /// its scheme.
-fn host_and_port(url: &str) -> Option<(String, u16)> {
+fn host_and_port(url: &str) -> Option<(Arc<str>, u16)> {
     let uri: http::Uri = url.parse().ok()?;
     let host = uri.host()?.trim_start_matches('[').trim_end_matches(']');
     let port = uri.port_u16().or(match uri.scheme_str()? {
@@ -70,7 +70,7 @@ fn host_and_port(url: &str) -> Option<(String, u16)> {
         "https" | "wss" => Some(443),
         _ => None,
     })?;
-    Some((host.to_owned(), port))
+    Some((Arc::from(host), port))
 }
 
 /// What a request is about, beyond its method: the tool or prompt named in
@@ -99,14 +99,6 @@ impl Subject {
     pub(crate) fn tool(&self) -> Option<&str> {
         match self {
             Self::Tool(n) => Some(n),
-            _ => None,
-        }
-    }
-
-    #[cfg_attr(not(feature = "otel"), allow(dead_code))]
-    pub(crate) fn prompt(&self) -> Option<&str> {
-        match self {
-            Self::Prompt(n) => Some(n),
             _ => None,
         }
     }

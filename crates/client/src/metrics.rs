@@ -15,12 +15,14 @@ use opentelemetry::KeyValue;
 #[cfg(feature = "otel")]
 use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
 
+use std::sync::Arc;
+
 use crate::labels::{Peer, Subject};
 
 /// How one request ended, for its duration histogram.
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
 pub(crate) struct Outcome<'a> {
-    pub(crate) method: &'a str,
+    pub(crate) method: &'a Arc<str>,
     pub(crate) subject: &'a Subject,
     pub(crate) error: Option<std::borrow::Cow<'static, str>>,
     pub(crate) seconds: f64,
@@ -53,7 +55,7 @@ impl Metrics {
     pub(crate) fn enabled(&self) -> bool {
         false
     }
-    pub(crate) fn request_started(&self, _method: &str, _peer: &Peer) {}
+    pub(crate) fn request_started(&self, _method: &Arc<str>, _peer: &Peer) {}
     pub(crate) fn request_ended(&self, _outcome: Outcome<'_>, _peer: &Peer) {}
     pub(crate) fn count(&self, _what: Count, _peer: &Peer) {}
     pub(crate) fn bytes(&self, _sent: bool, _n: usize, _peer: &Peer) {}
@@ -168,25 +170,28 @@ impl Metrics {
         true
     }
 
-    pub(crate) fn request_started(&self, method: &str, peer: &Peer) {
+    pub(crate) fn request_started(&self, method: &Arc<str>, peer: &Peer) {
         let mut attrs = peer_attributes(peer);
-        attrs.push(KeyValue::new("mcp.method.name", method.to_owned()));
+        attrs.push(KeyValue::new("mcp.method.name", shared(method)));
         self.active.add(1, &attrs);
     }
 
     pub(crate) fn request_ended(&self, outcome: Outcome<'_>, peer: &Peer) {
         let mut attrs = peer_attributes(peer);
-        attrs.push(KeyValue::new("mcp.method.name", outcome.method.to_owned()));
+        attrs.push(KeyValue::new("mcp.method.name", shared(outcome.method)));
         self.active.add(-1, &attrs);
-        if let Some(tool) = outcome.subject.tool() {
-            attrs.push(KeyValue::new("gen_ai.tool.name", tool.to_owned()));
-            attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
-        }
-        if let Some(prompt) = outcome.subject.prompt() {
-            attrs.push(KeyValue::new("gen_ai.prompt.name", prompt.to_owned()));
+        match outcome.subject {
+            Subject::Tool(name) => {
+                attrs.push(KeyValue::new("gen_ai.tool.name", shared(name)));
+                attrs.push(KeyValue::new("gen_ai.operation.name", "execute_tool"));
+            }
+            Subject::Prompt(name) => {
+                attrs.push(KeyValue::new("gen_ai.prompt.name", shared(name)));
+            }
+            Subject::Resource | Subject::None => {}
         }
         if let Some(version) = peer.version() {
-            attrs.push(KeyValue::new("mcp.protocol.version", version.to_string()));
+            attrs.push(KeyValue::new("mcp.protocol.version", shared(&version)));
         }
         if let Some(error) = outcome.error {
             attrs.push(KeyValue::new("error.type", error));
@@ -218,7 +223,7 @@ impl Metrics {
     pub(crate) fn session_ended(&self, seconds: f64, error: Option<&str>, peer: &Peer) {
         let mut attrs = peer_attributes(peer);
         if let Some(version) = peer.version() {
-            attrs.push(KeyValue::new("mcp.protocol.version", version.to_string()));
+            attrs.push(KeyValue::new("mcp.protocol.version", shared(&version)));
         }
         if let Some(error) = error {
             attrs.push(KeyValue::new("error.type", error.to_owned()));
@@ -233,7 +238,7 @@ impl Metrics {
 fn peer_attributes(peer: &Peer) -> Vec<KeyValue> {
     let mut attrs = Vec::with_capacity(8);
     if let Some(label) = &peer.label {
-        attrs.push(KeyValue::new("mcpwire.server.name", label.to_string()));
+        attrs.push(KeyValue::new("mcpwire.server.name", shared(label)));
     }
     if let Some(t) = peer.transport {
         attrs.push(KeyValue::new("network.transport", t));
@@ -242,8 +247,14 @@ fn peer_attributes(peer: &Peer) -> Vec<KeyValue> {
         attrs.push(KeyValue::new("network.protocol.name", p));
     }
     if let Some((host, port)) = &peer.address {
-        attrs.push(KeyValue::new("server.address", host.clone()));
+        attrs.push(KeyValue::new("server.address", shared(host)));
         attrs.push(KeyValue::new("server.port", i64::from(*port)));
     }
     attrs
+}
+
+/// An attribute value that shares `text` rather than copying it.
+#[cfg(feature = "otel")]
+fn shared(text: &Arc<str>) -> opentelemetry::Value {
+    opentelemetry::Value::String(opentelemetry::StringValue::from(text.clone()))
 }

@@ -79,10 +79,11 @@ impl RequestTrace {
         if !span.is_disabled() {
             describe(&span, method, route, id, &subject, peer);
         }
-        metrics.request_started(method, peer);
+        let method: Arc<str> = Arc::from(method);
+        metrics.request_started(&method, peer);
         Self {
             span,
-            method: Arc::from(method),
+            method,
             subject,
             started: Instant::now(),
         }
@@ -214,7 +215,7 @@ fn describe(
         span.record("mcpwire.server.name", &**label);
     }
     if let Some((host, port)) = &peer.address {
-        span.record("server.address", host.as_str());
+        span.record("server.address", &**host);
         span.record("server.port", i64::from(*port));
     }
 }
