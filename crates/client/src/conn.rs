@@ -25,6 +25,8 @@ pub(crate) struct Conn {
     expired: Mutex<Option<Vec<(Bytes, TransportError)>>>,
     /// Told when the first such frame arrives: re-initialize.
     pub(crate) reinit: Notify,
+    /// Told by the driver when it has read the transport's session.
+    pub(crate) session_read: Notify,
 }
 
 impl Conn {
@@ -35,6 +37,7 @@ impl Conn {
             stderr_tail: Mutex::new(VecDeque::new()),
             expired: Mutex::new(None),
             reinit: Notify::new(),
+            session_read: Notify::new(),
         }
     }
 

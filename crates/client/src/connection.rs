@@ -29,7 +29,7 @@ use crate::metrics::Count;
 use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
-use crate::signal::CloseRequest;
+use crate::signal::{CloseRequest, SIGNAL_SESSION};
 use crate::state::ConnectionState;
 use crate::telemetry::SESSION_TARGET;
 use crate::version::Era;
@@ -205,12 +205,14 @@ async fn serve<D: Future<Output = DriverExit>>(
     let era = session.era;
     let peer = conn.engine.peer();
     peer.set_version(&session.result.protocol_version);
+    conn.engine.signal.raise(SIGNAL_SESSION);
     let span = session_span(&session, peer);
     span.in_scope(|| tracing::info!("session ready"));
     let started = std::time::Instant::now();
     shared.set_session(unbox(session));
-    shared.set_conn(Some(conn.clone()));
-    shared.state.send_replace(ConnectionState::Ready);
+    // Ready once the driver has read the transport's session for the
+    // spans (SIGNAL_SESSION, raised above): the first call names it too.
+    let mut ready = false;
     // The stateless era's notification stream; in the other era, the
     // subscriptions the old session held are asked for again.
     let listener = match era {
@@ -238,6 +240,11 @@ async fn serve<D: Future<Output = DriverExit>>(
         tokio::select! {
             biased;
             exit = driver.as_mut() => break exit,
+            () = conn.session_read.notified(), if !ready => {
+                ready = true;
+                shared.set_conn(Some(conn.clone()));
+                shared.state.send_replace(ConnectionState::Ready);
+            }
             () = &mut close_asked, if !user_closing => {
                 user_closing = true;
                 shared.state.send_replace(ConnectionState::Closing);
@@ -353,6 +360,7 @@ async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>)
     let frames = conn.take_expired();
     if let Ok(session) = &result {
         engine.peer().set_version(&session.result.protocol_version);
+        engine.signal.raise(SIGNAL_SESSION);
         shared.set_session(session.clone());
     }
     for (frame, cause) in frames {

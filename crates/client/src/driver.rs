@@ -23,7 +23,7 @@ use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::error::Error;
 use crate::notify::Hub;
-use crate::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM};
+use crate::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.
@@ -63,6 +63,10 @@ pub(crate) async fn run<T: Transport>(
             // Re-arm before anything else: the flags are taken once.
             if flags & SIGNAL_REARM != 0 {
                 arm(&mut timer, &mut armed_at, engine.armed());
+            }
+            if flags & SIGNAL_SESSION != 0 {
+                engine.peer().set_session(&transport.info());
+                conn.session_read.notify_one();
             }
             if flags & SIGNAL_CLOSE != 0 && local.is_none() {
                 return Poll::Ready(Step::Close);

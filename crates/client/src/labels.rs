@@ -25,6 +25,9 @@ pub(crate) struct Peer {
     pub(crate) label: Option<Arc<str>>,
     /// `mcp.protocol.version`, once the handshake settled it.
     version: RwLock<Option<Arc<str>>>,
+    /// `mcp.session.id`: the transport's session (Streamable HTTP in the
+    /// `initialize` era), once the handshake made one.
+    session: RwLock<Option<Arc<str>>>,
 }
 
 impl Peer {
@@ -43,11 +46,27 @@ impl Peer {
             address,
             label,
             version: RwLock::new(None),
+            session: RwLock::new(None),
         }
     }
 
     pub(crate) fn set_version(&self, version: &str) {
         self.declare_version(Some(version));
+    }
+
+    /// Takes the session id the transport reports (its `session-id`
+    /// detail), or forgets the old one.
+    pub(crate) fn set_session(&self, info: &TransportInfo) {
+        let id = info
+            .details
+            .iter()
+            .find(|(k, _)| k == "session-id")
+            .map(|(_, v)| Arc::from(v.as_str()));
+        *self.session.write() = id;
+    }
+
+    pub(crate) fn session(&self) -> Option<Arc<str>> {
+        self.session.read().clone()
     }
 
     /// The version requests declare from now on, if any.

@@ -37,6 +37,9 @@ pub(crate) const SIGNAL_CLOSE: u8 = 1;
 /// The driver should re-arm its timer for the pending table's earliest
 /// deadline.
 pub(crate) const SIGNAL_REARM: u8 = 2;
+/// The driver should read what the transport says of its session (its id,
+/// once a handshake set one) for the connection's spans.
+pub(crate) const SIGNAL_SESSION: u8 = 4;
 
 /// The driver's mailbox: raised flags, the first close request, its waker.
 #[derive(Default)]

@@ -63,6 +63,7 @@ impl RequestTrace {
             gen_ai.operation.name = Empty,
             mcp.resource.uri = Empty,
             mcp.protocol.version = Empty,
+            mcp.session.id = Empty,
             network.transport = Empty,
             network.protocol.name = Empty,
             server.address = Empty,
@@ -210,6 +211,9 @@ fn describe(
     }
     if let Some(p) = peer.protocol {
         span.record("network.protocol.name", p);
+    }
+    if let Some(session) = peer.session() {
+        span.record("mcp.session.id", &*session);
     }
     if let Some(label) = &peer.label {
         span.record("mcpwire.server.name", &**label);

@@ -225,6 +225,8 @@ async fn over_streamable_http_the_demo_servers_calls_name_its_address() {
         attribute(&echo, "mcp.protocol.version"),
         Some(version.into())
     );
+    // The demo keeps no session: none is named.
+    assert_eq!(attribute(&echo, "mcp.session.id"), None);
     client.close().await;
 }
 
@@ -274,6 +276,47 @@ async fn over_streamable_http_in_the_stateless_era_every_span_names_2026_07_28()
             "{name}: every request declares it, the probe included"
         );
         assert_eq!(attribute(&span, "network.transport"), Some("tcp".into()));
+        assert_eq!(
+            attribute(&span, "mcp.session.id"),
+            None,
+            "no session in this era"
+        );
     }
+    client.close().await;
+}
+
+#[tokio::test]
+async fn a_session_the_server_made_at_initialize_is_named_on_every_later_span() {
+    let server = HttpServer::start(|seen| async move {
+        match body(&seen)["method"].as_str() {
+            Some("initialize") => answer(
+                &seen,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "s", "version": "1"}}),
+            )
+            .header("mcp-session-id", "sess-42"),
+            Some("tools/call") => answer(&seen, json!({"content": []})),
+            Some("server/discover") => Reply::new(404),
+            _ => Reply::new(202),
+        }
+    })
+    .await;
+    let otel = Exporters::new();
+    let http = Server::http(server.url("/mcp")).config(HttpConfig::new().proxy(Proxy::none()));
+    let client = tokio::time::timeout(WAIT, mcpwire::connect(http, otel.config()))
+        .await
+        .unwrap()
+        .unwrap();
+    tokio::time::timeout(WAIT, client.call_tool("t", &json!({})))
+        .await
+        .unwrap()
+        .unwrap();
+    let call = otel.span("tools/call t");
+    assert_eq!(attribute(&call, "mcp.session.id"), Some("sess-42".into()));
+    assert_eq!(
+        attribute(&otel.span("initialize"), "mcp.session.id"),
+        None,
+        "made by it"
+    );
     client.close().await;
 }
