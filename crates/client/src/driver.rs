@@ -22,6 +22,7 @@ use tokio::time::{Instant, Sleep};
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::error::Error;
+use crate::metrics::Count;
 use crate::notify::Hub;
 use crate::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::types::{Cancelled, Progress};
@@ -109,6 +110,7 @@ pub(crate) async fn run<T: Transport>(
                 conn.push_stderr(line);
             }
             TransportEvent::Error(e) => {
+                engine.metrics().count(Count::TransportError, engine.peer());
                 tracing::warn!(error = %e, "transport reported an error");
             }
             TransportEvent::Undelivered { frame, error } => {
@@ -151,6 +153,9 @@ fn on_frame(frame: Bytes, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) 
 
 fn malformed(conn: &Conn, e: &EnvelopeError) {
     conn.engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
+    conn.engine
+        .metrics()
+        .count(Count::Malformed, conn.engine.peer());
     tracing::warn!(error = %e, "ignoring a malformed message from the server");
 }
 

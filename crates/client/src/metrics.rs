@@ -39,6 +39,11 @@ pub(crate) enum Count {
     Reconnect,
     /// A session the server expired, initialized again.
     SessionExpired,
+    /// A message from the server that was not valid JSON-RPC, dropped.
+    Malformed,
+    /// An error the transport reported while staying open (a frame over
+    /// the size limit, a broken stream it recovered from).
+    TransportError,
 }
 
 /// No metrics without the `otel` feature.
@@ -82,6 +87,7 @@ pub(crate) struct Metrics {
     expiries: Counter<u64>,
     sent: Counter<u64>,
     received: Counter<u64>,
+    refused: Counter<u64>,
 }
 
 #[cfg(feature = "otel")]
@@ -163,6 +169,11 @@ impl Metrics {
                 "By",
                 "Bytes of the messages the client received.",
             ),
+            refused: counter(
+                "mcpwire.client.refused",
+                "{message}",
+                "Messages from the server dropped as malformed, and errors the transport recovered from (an oversized frame).",
+            ),
         }
     }
 
@@ -206,6 +217,17 @@ impl Metrics {
             Count::Replay => &self.replays,
             Count::Reconnect => &self.reconnects,
             Count::SessionExpired => &self.expiries,
+            Count::Malformed | Count::TransportError => {
+                let mut attrs = attrs;
+                let why = if what == Count::Malformed {
+                    "malformed"
+                } else {
+                    "transport"
+                };
+                attrs.push(KeyValue::new("error.type", why));
+                self.refused.add(1, &attrs);
+                return;
+            }
         };
         counter.add(1, &attrs);
     }

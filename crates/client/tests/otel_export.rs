@@ -363,3 +363,23 @@ async fn a_stateless_session_names_its_version_on_every_request() {
         "the probe is an operation too: {points:#?}"
     );
 }
+
+#[tokio::test]
+async fn a_malformed_message_is_counted_as_refused() {
+    let otel = Exporters::new();
+    let (client, server) = connected(otel.config()).await;
+    server
+        .send_raw(&b"{\"jsonrpc\": \"2.0\", \"no\": \"method\"}"[..])
+        .await;
+    server.send_raw(&b"not json at all"[..]).await;
+    // A ping after them: answered once the driver has read both.
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let mut server = server;
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+    assert_eq!(otel.count("mcpwire.client.refused"), 2);
+}
