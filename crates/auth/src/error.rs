@@ -187,7 +187,7 @@ pub enum AuthError {
     /// terminal is attached (the default redirect step's check), or the
     /// application said so.
     #[error(
-        "authorizing needs a person at a browser, and no terminal is attached: authorize beforehand (a stored token), or give a token or credentials that need no person"
+        "authorizing needs a person at a browser, and none can be asked (no terminal is attached, or the application runs unattended): authorize beforehand (a stored token), or give a token or credentials that need no person"
     )]
     InteractionRequired,
     /// The redirect step (browser, loopback listener, callback) failed.
