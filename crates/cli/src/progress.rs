@@ -4,6 +4,8 @@
 //! stderr are terminals and neither `--no-color` nor `NO_COLOR` is set.
 
 use std::io::IsTerminal;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
@@ -16,6 +18,47 @@ const SHOW_AFTER: Duration = Duration::from_millis(300);
 pub(crate) fn fancy(no_color: bool) -> bool {
     let no_color_env = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
     !no_color && !no_color_env && std::io::stdout().is_terminal() && std::io::stderr().is_terminal()
+}
+
+/// The display being drawn, if any: a question asked at the terminal
+/// hides it meanwhile ([`pause`]).
+static DRAWN: Mutex<Option<ProgressBar>> = Mutex::new(None);
+/// True while a question is asked: no display starts drawing.
+static PAUSED: AtomicBool = AtomicBool::new(false);
+
+fn drawn() -> std::sync::MutexGuard<'static, Option<ProgressBar>> {
+    DRAWN.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// While this lives, no progress is drawn (the spinner would write over a
+/// question asked on stderr); dropping it draws again.
+pub(crate) struct Paused(Option<ProgressBar>);
+
+/// Hides the display being drawn, and keeps any from starting, until the
+/// returned guard is dropped.
+pub(crate) fn pause() -> Paused {
+    let bar = {
+        let drawn = drawn();
+        PAUSED.store(true, Ordering::SeqCst);
+        drawn.clone().filter(|b| !b.is_finished())
+    };
+    if let Some(bar) = &bar {
+        bar.disable_steady_tick();
+        bar.set_draw_target(ProgressDrawTarget::hidden());
+        // The spinner's last line stays on the screen: clear it.
+        eprint!("\r\x1b[2K");
+    }
+    Paused(bar)
+}
+
+impl Drop for Paused {
+    fn drop(&mut self) {
+        PAUSED.store(false, Ordering::SeqCst);
+        if let Some(bar) = self.0.take().filter(|b| !b.is_finished()) {
+            bar.set_draw_target(ProgressDrawTarget::stderr());
+            bar.enable_steady_tick(Duration::from_millis(100));
+        }
+    }
 }
 
 /// A progress display for one request; hidden when not [`fancy`].
@@ -39,9 +82,13 @@ impl Display {
             let shown = bar.clone();
             tokio::spawn(async move {
                 tokio::time::sleep(SHOW_AFTER).await;
-                if !shown.is_finished() {
+                // Under the lock `pause` takes: a question being asked
+                // either sees this display or keeps it from drawing.
+                let mut drawn = drawn();
+                if !shown.is_finished() && !PAUSED.load(Ordering::SeqCst) {
                     shown.set_draw_target(ProgressDrawTarget::stderr());
                     shown.enable_steady_tick(Duration::from_millis(100));
+                    *drawn = Some(shown);
                 }
             });
             bar
@@ -81,5 +128,6 @@ impl Display {
     /// Removes the display.
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
+        drawn().take();
     }
 }

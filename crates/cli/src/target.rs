@@ -20,7 +20,7 @@ use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig}
 
 use crate::args::{Global, TransportChoice};
 use crate::failure::{AuthCause, Exit, Failure};
-use crate::wire_log;
+use crate::{asked, wire_log};
 
 /// Where the server is, before options are applied.
 #[derive(Debug, Clone)]
@@ -482,6 +482,23 @@ fn roots(global: &Global) -> Result<Vec<Root>, Failure> {
 
 pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
     let mut config = ClientConfig::new();
+    let sampler = match global.sampling_command.as_deref() {
+        Some(line) => Some(
+            shlex::split(line)
+                .filter(|words| !words.is_empty())
+                .ok_or_else(|| {
+                    Failure::usage(format!("--sampling-command {line:?} is not a command line"))
+                })?,
+        ),
+        None => None,
+    };
+    let notes = global.format() == crate::args::Format::Text;
+    config = asked::install(
+        config,
+        sampler,
+        seconds(global.timeout, "--timeout")?,
+        notes,
+    );
     let roots = roots(global)?;
     if !roots.is_empty() {
         config = config.roots(move |_cx| {
