@@ -6,7 +6,7 @@ mod support;
 
 use std::time::Duration;
 
-use support::{mcpwire, refusing_server, stderr};
+use support::{DemoHttp, mcpwire, refusing_server, stderr, stdout};
 
 /// A server that wants a fixed token: 401 to everything, metadata
 /// documents and the 2025-03-26 default endpoints included.
@@ -87,4 +87,27 @@ fn a_refused_token_is_reported_as_refused_naming_where_it_came_from() {
         "{err}"
     );
     assert!(!err.contains("key-456"), "{err}");
+}
+
+#[test]
+fn the_demo_server_with_a_token_is_reached_with_it_and_said_to_want_it_without() {
+    let demo = DemoHttp::start_with(&["--token", "t-789"]);
+    let out = run(&["-s", &demo.url, "tools"]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(": this server wants a token (it offers no OAuth sign-in)\n"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run(&[
+        "-H",
+        "Authorization: Bearer t-789",
+        "-s",
+        &demo.url,
+        "call",
+        "echo",
+        "message=in",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "in\n");
 }
