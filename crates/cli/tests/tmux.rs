@@ -8,7 +8,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::demo_str;
+use support::{DemoHttp, demo_str};
 
 const NEEDS_TMUX: &str = "tmux is not installed (the tmux tests need it: apt-get install tmux)";
 
@@ -342,6 +342,30 @@ fn a_url_elicitation_shows_the_url_and_its_site_and_asks_to_go_on() {
         end.contains("the user went to the URL") && end.contains("EXIT=0"),
         "{end}"
     );
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn at_a_terminal_a_server_without_oauth_is_said_to_want_a_token() {
+    // At a terminal the client tries the 2025-03-26 default endpoints (the
+    // browser step is possible), and the guessed registration is refused
+    // with 404: said as a server that wants a token, not as a refused
+    // registration at an endpoint the user never heard of.
+    let demo = DemoHttp::start_with(&["--token", "t-1"]);
+    let pane = Pane::start(
+        "token",
+        &format!("{} -s {} tools", env!("CARGO_BIN_EXE_mcpwire"), demo.url),
+    );
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    // The pane is 100 columns wide: lines longer than that wrap.
+    let end = end.replace('\n', "");
+    assert!(
+        end.contains("this server wants a token (it offers no OAuth sign-in)")
+            && end.contains("hint: pass -H 'Authorization: Bearer …'")
+            && end.contains("EXIT=3"),
+        "{end}"
+    );
+    assert!(!end.contains("register"), "{end}");
 }
 
 trait LastNonEmpty<'a> {
