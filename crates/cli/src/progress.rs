@@ -38,9 +38,9 @@ pub(crate) struct Paused(Option<ProgressBar>);
 /// returned guard is dropped.
 pub(crate) fn pause() -> Paused {
     let bar = {
-        let drawn = drawn();
+        let mut drawn = drawn();
         PAUSED.store(true, Ordering::SeqCst);
-        drawn.clone().filter(|b| !b.is_finished())
+        drawn.take().filter(|b| !b.is_finished())
     };
     if let Some(bar) = &bar {
         bar.disable_steady_tick();
@@ -53,10 +53,13 @@ pub(crate) fn pause() -> Paused {
 
 impl Drop for Paused {
     fn drop(&mut self) {
+        let mut drawn = drawn();
         PAUSED.store(false, Ordering::SeqCst);
+        // One finished meanwhile (the call ended) is not drawn again.
         if let Some(bar) = self.0.take().filter(|b| !b.is_finished()) {
             bar.set_draw_target(ProgressDrawTarget::stderr());
             bar.enable_steady_tick(Duration::from_millis(100));
+            *drawn = Some(bar);
         }
     }
 }
@@ -129,5 +132,39 @@ impl Display {
     pub(crate) fn finish(&self) {
         self.bar.finish_and_clear();
         drawn().take();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // The only test of this module's statics: tests run in parallel.
+    #[tokio::test]
+    async fn a_question_hides_the_spinner_and_keeps_one_from_starting() {
+        let question = pause();
+        let quiet = Display::start("a", true);
+        tokio::time::sleep(SHOW_AFTER * 2).await;
+        assert!(drawn().is_none(), "a spinner started during a question");
+        drop(question);
+        quiet.finish();
+
+        let shown = Display::start("b", true);
+        tokio::time::sleep(SHOW_AFTER * 2).await;
+        assert!(drawn().is_some(), "a spinner starts after its delay");
+        let question = pause();
+        assert!(question.0.is_some() && drawn().is_none(), "hidden");
+        drop(question);
+        assert!(drawn().is_some(), "drawn again once answered");
+
+        // A display finished while a question is asked stays finished.
+        let question = pause();
+        shown.finish();
+        drop(question);
+        assert!(drawn().is_none());
+        let again = Display::start("c", true);
+        tokio::time::sleep(SHOW_AFTER * 2).await;
+        again.finish();
+        assert!(drawn().is_none(), "finishing forgets the display");
     }
 }
