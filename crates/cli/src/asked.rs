@@ -6,7 +6,6 @@
 //! without one it is refused, with an error the server sees and a note on
 //! stderr naming the option.
 
-use std::io::IsTerminal;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -18,8 +17,7 @@ use mcpwire::client::types::{
 use mcpwire::client::{HandlerError, RequestContext};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
-use crate::form;
-use crate::progress;
+use crate::{form, progress, tty};
 
 /// The most a sampling command may print.
 const MAX_SAMPLING_OUTPUT: u64 = 1 << 20;
@@ -27,15 +25,10 @@ const MAX_SAMPLING_OUTPUT: u64 = 1 << 20;
 /// One question at a time on the terminal, whichever request asks.
 static TERMINAL: Mutex<()> = Mutex::new(());
 
-/// Whether a person can be asked: stdin and stderr are a terminal.
-fn person_present() -> bool {
-    std::io::stdin().is_terminal() && std::io::stderr().is_terminal()
-}
-
 /// Asks the person at the terminal (on a blocking thread: reading a line
 /// must not hold a runtime thread).
 async fn elicit(params: ElicitParams, notes: bool) -> Result<ElicitResult, HandlerError> {
-    if !person_present() {
+    if !tty::person_present() {
         if notes {
             eprintln!(
                 "note: the server asked for input ({:?}); declined: no terminal to ask it at",
@@ -48,22 +41,14 @@ async fn elicit(params: ElicitParams, notes: bool) -> Result<ElicitResult, Handl
         let _one = TERMINAL.lock().unwrap_or_else(|e| e.into_inner());
         let _quiet = progress::pause();
         let stdin = std::io::stdin();
-        let mut input = stdin.lock();
-        let mut out = std::io::stderr();
-        match (&params.url, params.is_url_mode()) {
-            (Some(url), true) => form::ask_url(&params.message, url, &mut input, &mut out),
-            _ => {
-                let schema = params.requested_schema.clone().unwrap_or_default();
-                form::ask(&params.message, &schema, &mut input, &mut out)
-            }
-        }
+        form::answer(&params, &mut stdin.lock(), &mut std::io::stderr())
     })
     .await;
-    match asked {
-        Ok(Ok(result)) => Ok(result),
-        // The terminal went away, or the prompt panicked: nobody answered.
-        _ => Ok(ElicitResult::new(ElicitAction::Cancel, None)),
-    }
+    // The terminal went away, or the prompt panicked: nobody answered.
+    Ok(asked
+        .ok()
+        .and_then(Result::ok)
+        .unwrap_or_else(|| ElicitResult::new(ElicitAction::Cancel, None)))
 }
 
 /// Refuses a sampling request: no model is configured.

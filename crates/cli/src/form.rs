@@ -9,7 +9,7 @@ use std::io::{self, BufRead, Read, Write};
 
 use serde_json::{Map, Value};
 
-use mcpwire::client::types::{ElicitAction, ElicitResult};
+use mcpwire::client::types::{ElicitAction, ElicitParams, ElicitResult};
 
 /// The longest answer read (a line past it is cut): a person types less.
 const MAX_LINE: u64 = 64 * 1024;
@@ -253,6 +253,22 @@ pub(crate) fn ask(
     Ok(ElicitResult::new(action, content))
 }
 
+/// Answers `params`: a URL-mode request with [`ask_url`], a form (the
+/// default mode) with [`ask`].
+pub(crate) fn answer(
+    params: &ElicitParams,
+    input: &mut dyn BufRead,
+    out: &mut dyn Write,
+) -> io::Result<ElicitResult> {
+    match (&params.url, params.is_url_mode()) {
+        (Some(url), true) => ask_url(&params.message, url, input, out),
+        _ => {
+            let schema = params.requested_schema.clone().unwrap_or_default();
+            ask(&params.message, &schema, input, out)
+        }
+    }
+}
+
 /// Shows a URL-mode elicitation's URL and asks whether to go on.
 pub(crate) fn ask_url(
     message: &str,
@@ -382,5 +398,53 @@ mod tests {
         let mut input = io::Cursor::new(b"n\n".to_vec());
         let r = ask_url("x", "https://a.example", &mut input, &mut Vec::new()).unwrap();
         assert_eq!(r.action, ElicitAction::Decline);
+    }
+
+    #[test]
+    fn a_request_is_answered_by_its_mode() {
+        let url: ElicitParams = serde_json::from_value(json!({"mode": "url",
+            "message": "Sign in", "url": "https://a.example/x", "elicitationId": "e"}))
+        .unwrap();
+        let mut out = Vec::new();
+        let r = answer(&url, &mut io::Cursor::new(b"y\n".to_vec()), &mut out).unwrap();
+        assert_eq!(r.action, ElicitAction::Accept);
+        assert!(
+            String::from_utf8(out)
+                .unwrap()
+                .contains("its site: a.example")
+        );
+        let form: ElicitParams = serde_json::from_value(json!({"message": "Name?",
+            "requestedSchema": {"type": "object", "properties": {"n": {"type": "string"}}}}))
+        .unwrap();
+        let r = answer(
+            &form,
+            &mut io::Cursor::new(b"Ada\n\n".to_vec()),
+            &mut Vec::new(),
+        )
+        .unwrap();
+        assert_eq!(r.content.unwrap()["n"], "Ada");
+    }
+
+    #[test]
+    fn bounds_are_inclusive_for_numbers_and_text() {
+        let whole = json!({"type": "integer", "minimum": 0, "maximum": 10});
+        assert_eq!(parse(&whole, "0"), Ok(json!(0)));
+        assert_eq!(parse(&whole, "10"), Ok(json!(10)));
+        assert_eq!(parse(&whole, "-1"), Err("must be from 0 to 10".into()));
+        assert!(parse(&whole, "11").is_err() && parse(&whole, "1.5").is_err());
+        let real = json!({"type": "number", "minimum": 0.5, "maximum": 1.5});
+        assert_eq!(parse(&real, "0.5"), Ok(json!(0.5)));
+        assert_eq!(parse(&real, "1.5"), Ok(json!(1.5)));
+        for wrong in ["0.4", "1.6", "inf", "NaN", "x"] {
+            assert!(parse(&real, wrong).is_err(), "{wrong}");
+        }
+        let text = json!({"type": "string", "minLength": 2, "maxLength": 3});
+        assert_eq!(parse(&text, "ab"), Ok(json!("ab")));
+        assert_eq!(parse(&text, "abc"), Ok(json!("abc")));
+        assert_eq!(parse(&text, "a"), Err("needs 2 to 3 characters".into()));
+        assert!(parse(&text, "abcd").is_err());
+        let yes_no = json!({"type": "boolean"});
+        assert_eq!(parse(&yes_no, "No"), Ok(json!(false)));
+        assert!(parse(&yes_no, "maybe").is_err());
     }
 }

@@ -20,6 +20,7 @@ mod render;
 mod servers;
 mod shell;
 mod target;
+mod tty;
 mod typed_args;
 mod wire_log;
 
