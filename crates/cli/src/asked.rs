@@ -174,6 +174,14 @@ mod tests {
         )
         .await;
         assert!(big.unwrap_err().contains("more than 1048576 bytes"));
+        // Exactly the bound is read whole (and then judged as a result).
+        let full = run_sampler(
+            &sh("head -c 1048576 /dev/zero"),
+            &params(),
+            Duration::from_secs(10),
+        )
+        .await;
+        assert!(full.unwrap_err().contains("not a sampling result"));
         let junk = run_sampler(&sh("echo nope"), &params(), Duration::from_secs(10)).await;
         assert!(junk.unwrap_err().contains("not a sampling result"));
         let failed = run_sampler(&sh("exit 3"), &params(), Duration::from_secs(10)).await;

@@ -349,7 +349,8 @@ mod tests {
     fn the_user_can_decline_or_cancel() {
         let (r, _) = run(survey(), "Ada\n\n\n\n\nn\n");
         assert_eq!((r.action, r.content), (ElicitAction::Decline, None));
-        let (r, _) = run(survey(), "Ada\n\n\n\n\nc\n");
+        // (What follows "c" would accept, were "c" not understood.)
+        let (r, _) = run(survey(), "Ada\n\n\n\n\nc\ny\n");
         assert_eq!((r.action, r.content), (ElicitAction::Cancel, None));
         // Ctrl-D (end of input) at a field cancels.
         let (r, _) = run(survey(), "Ada\n");
@@ -446,5 +447,13 @@ mod tests {
         let yes_no = json!({"type": "boolean"});
         assert_eq!(parse(&yes_no, "No"), Ok(json!(false)));
         assert!(parse(&yes_no, "maybe").is_err());
+    }
+
+    #[test]
+    fn a_long_answer_is_read_whole_up_to_the_bound() {
+        let schema = json!({"type": "object", "properties": {"text": {"type": "string"}}});
+        let long = "x".repeat(5000);
+        let (r, _) = run(schema, &format!("{long}\ny\n"));
+        assert_eq!(r.content.unwrap()["text"], long.as_str());
     }
 }
