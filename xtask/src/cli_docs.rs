@@ -3,8 +3,9 @@
 //! stdio, and over Streamable HTTP in its `--http` mode). Nothing in the
 //! page is typed by hand but the prose: each command runs through `sh` with
 //! `target/debug` first on `PATH`, and its stdout, then its stderr, and a
-//! non-zero exit code are copied as they come. Only the demo server's
-//! port is replaced, by `$URL` (it changes every run).
+//! non-zero exit code are copied as they come. Only the demo servers'
+//! URLs are replaced, by `$URL` and `$TOKEN_URL` (their ports change every
+//! run).
 
 use std::fmt::Write as _;
 use std::io::{BufRead, BufReader};
@@ -105,6 +106,38 @@ const SECTIONS: &[Section] = &[
         ],
     },
     Section {
+        title: "Servers that want a token",
+        text: "A server that answers 401 and publishes no OAuth metadata wants a token given \
+               beforehand (an API key, a personal access token): say so, and how to pass one. \
+               A token given with `-H` (or in a configuration file's `headers`) that the server \
+               refuses is reported as refused, naming where it came from; no OAuth flow starts \
+               behind a token the user gave. Here `$TOKEN_URL` is the demo server started as \
+               `mcpwire-demo-server --http --token demo-token`. `-v` shows every cause.",
+        commands: &[
+            "mcpwire -s $TOKEN_URL tools",
+            "mcpwire -H 'Authorization: Bearer expired' -s $TOKEN_URL tools",
+            "mcpwire -H 'Authorization: Bearer demo-token' -s $TOKEN_URL call echo message=in",
+        ],
+    },
+    Section {
+        title: "When the server asks: elicitation and sampling",
+        text: "On a terminal, a server's `elicitation/create` is asked there: each field of its \
+               form in the server's order, with its type, `required`, and its default (Enter \
+               keeps it); a wrong answer is asked again; then `Send this to the server? [Y]es \
+               (accept) / [n]o (decline) / [c]ancel`, and Ctrl-D at any question cancels. A \
+               URL-mode request shows the URL and its site and asks whether to go on. Without \
+               a terminal (as here) it is declined, with a note. The time spent answering \
+               counts towards `--timeout`. A `sampling/createMessage` request is refused (the \
+               server sees why) unless `--sampling-command CMD` names a program to answer it: \
+               the request's params as JSON on its stdin, the result as JSON on its stdout, \
+               within `--timeout` and 1 MiB. With `--format json` the notes are left out.",
+        commands: &[
+            "mcpwire call ask_user -- mcpwire-demo-server",
+            "cat model.sh",
+            "mcpwire --sampling-command 'sh model.sh' call ask_llm prompt=hi -- mcpwire-demo-server",
+        ],
+    },
+    Section {
         title: "-v: every JSON-RPC message",
         text: "On stderr, `-->` going out and `<--` coming in, and under a frame sent over \
                HTTP the header fields it went with; authorization headers, tokens, secrets \
@@ -157,6 +190,13 @@ const CONFIG: &str = r#"{
 }
 "#;
 
+/// A "model" for `--sampling-command`: reads the request, answers one line.
+const MODEL: &str = r#"#!/bin/sh
+# The request's params arrive on stdin; the result goes to stdout.
+cat > /dev/null
+echo '{"role": "assistant", "content": {"type": "text", "text": "hello from model.sh"}, "model": "model.sh"}'
+"#;
+
 /// The demo server in its HTTP mode, killed on drop.
 struct Http(std::process::Child);
 
@@ -165,6 +205,23 @@ impl Drop for Http {
         let _ = self.0.kill();
         let _ = self.0.wait();
     }
+}
+
+/// Starts the demo server with `--http` and `extra`; returns it and its URL.
+fn demo_http(bin: &Path, extra: &[&str]) -> Result<(Http, String), String> {
+    let mut child = Command::new(bin.join("mcpwire-demo-server"))
+        .arg("--http")
+        .args(extra)
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("the demo server does not start: {e}"))?;
+    let mut url = String::new();
+    let stdout = child.stdout.take().ok_or("no stdout")?;
+    let http = Http(child);
+    BufReader::new(stdout)
+        .read_line(&mut url)
+        .map_err(|e| e.to_string())?;
+    Ok((http, url.trim().to_owned()))
 }
 
 pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
@@ -182,19 +239,10 @@ pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
     let _ = std::fs::remove_dir_all(&work);
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     std::fs::write(work.join("demo.json"), CONFIG).map_err(|e| e.to_string())?;
+    std::fs::write(work.join("model.sh"), MODEL).map_err(|e| e.to_string())?;
 
-    let mut child = Command::new(bin.join("mcpwire-demo-server"))
-        .arg("--http")
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| format!("the demo server does not start: {e}"))?;
-    let mut url = String::new();
-    let stdout = child.stdout.take().ok_or("no stdout")?;
-    let http = Http(child);
-    BufReader::new(stdout)
-        .read_line(&mut url)
-        .map_err(|e| e.to_string())?;
-    let url = url.trim().to_owned();
+    let (http, url) = demo_http(&bin, &[])?;
+    let (token_http, token_url) = demo_http(&bin, &["--token", "demo-token"])?;
 
     let mut page = String::from(
         "# The `mcpwire` command\n\n\
@@ -215,7 +263,9 @@ pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
             let _ = write!(page, "{}\n\n", section.text);
         }
         for command in section.commands {
-            let line = command.replace("$URL", &url);
+            let line = command
+                .replace("$URL", &url)
+                .replace("$TOKEN_URL", &token_url);
             eprintln!("$ {line}");
             let out = Command::new("sh")
                 .args(["-c", &line])
@@ -233,6 +283,7 @@ pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
             // relative to it.
             let shown = shown
                 .replace(&url, "$URL")
+                .replace(&token_url, "$TOKEN_URL")
                 .replace(&format!("{}/", root.display()), "");
             let _ = write!(page, "```console\n$ {command}\n{shown}");
             if !shown.is_empty() && !shown.ends_with('\n') {
@@ -249,6 +300,7 @@ pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
         }
     }
     drop(http);
+    drop(token_http);
     let page = page.trim_end().to_owned() + "\n";
     let target = root.join("docs/cli.md");
     std::fs::write(&target, page).map_err(|e| format!("{}: {e}", target.display()))?;

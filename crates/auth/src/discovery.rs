@@ -249,3 +249,87 @@ pub(crate) async fn discover_issuer(
         attempts: Attempts(attempts),
     })
 }
+
+/// What went wrong with a server that publishes no metadata, said plainly.
+///
+/// The MCP revisions since 2025-06-18 send every client through the
+/// Protected Resource Metadata and the authorization server's own metadata;
+/// only the 2025-03-26 revision had clients guess `/register`, `/authorize`
+/// and `/token` at the server's origin when both are missing, and servers
+/// of that revision still exist (the conformance suite's endpoint-fallback
+/// scenario), so the guess stays. Most servers that answer 401 with no
+/// metadata at all, though, want a token given beforehand (an API key, a
+/// personal access token) and have no OAuth. So, for such a server only
+/// ([`AuthServer::defaulted`]), a refusal of the guessed registration that
+/// means "no such endpoint" (401, 403, 404, 405 or 501), or no person to
+/// try the guessed endpoints with, becomes [`AuthError::TokenRequired`],
+/// which callers can recognise, rather than a refused registration at an
+/// endpoint the user never heard of. `resource` names the MCP server.
+pub(crate) fn explain_guess(server: &AuthServer, resource: &str, error: AuthError) -> AuthError {
+    let settles_it = matches!(
+        error,
+        AuthError::RegistrationRefused {
+            status: 401 | 403 | 404 | 405 | 501,
+            ..
+        } | AuthError::InteractionRequired
+    );
+    if server.defaulted && settles_it {
+        return AuthError::TokenRequired {
+            server: resource.to_owned(),
+            source: Box::new(error),
+        };
+    }
+    error
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn server(defaulted: bool) -> AuthServer {
+        AuthServer {
+            metadata: AuthorizationServerMetadata::default(),
+            defaulted,
+        }
+    }
+
+    fn refused(status: u16) -> AuthError {
+        AuthError::RegistrationRefused {
+            endpoint: "http://127.0.0.1:9/register".into(),
+            status,
+            error: None,
+        }
+    }
+
+    #[test]
+    fn a_missing_guessed_registration_endpoint_means_the_server_wants_a_token() {
+        let e = explain_guess(&server(true), "http://127.0.0.1:9/mcp", refused(404));
+        assert!(matches!(e, AuthError::TokenRequired { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("http://127.0.0.1:9/mcp "), "{e}");
+        // The refusal stays the cause.
+        let cause = std::error::Error::source(&e).unwrap().to_string();
+        assert!(cause.contains("HTTP 404"), "{cause}");
+    }
+
+    #[test]
+    fn a_refusal_at_a_published_or_working_endpoint_stays_a_refusal() {
+        let url = "http://127.0.0.1:9/mcp";
+        let e = explain_guess(&server(false), url, refused(404));
+        assert!(matches!(e, AuthError::RegistrationRefused { .. }), "{e:?}");
+        // 400 is a registration endpoint that read the request and refused it.
+        let e = explain_guess(&server(true), url, refused(400));
+        assert!(matches!(e, AuthError::RegistrationRefused { .. }), "{e:?}");
+        let e = explain_guess(&server(false), url, AuthError::InteractionRequired);
+        assert!(matches!(e, AuthError::InteractionRequired), "{e:?}");
+    }
+
+    #[test]
+    fn no_person_to_try_the_guessed_endpoints_with_means_the_server_wants_a_token() {
+        let e = explain_guess(
+            &server(true),
+            "http://127.0.0.1:9/mcp",
+            AuthError::InteractionRequired,
+        );
+        assert!(matches!(e, AuthError::TokenRequired { .. }), "{e:?}");
+    }
+}

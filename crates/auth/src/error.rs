@@ -166,6 +166,30 @@ pub enum AuthError {
         #[source]
         source: FetchError,
     },
+    /// The server asks for credentials and publishes no OAuth metadata (no
+    /// protected resource metadata, no authorization server metadata at its
+    /// origin): since the 2025-06-18 revision that means it has no OAuth,
+    /// and expects a token given beforehand (an API key, a personal access
+    /// token). The 2025-03-26 default endpoints were tried first where
+    /// possible; the cause says how that ended (the guessed registration
+    /// endpoint is not there, or no person is present to try them).
+    #[error(
+        "{server} publishes no OAuth metadata: it expects a token given beforehand (an API key or access token)"
+    )]
+    TokenRequired {
+        /// The MCP server's URL.
+        server: String,
+        /// What settled it.
+        #[source]
+        source: Box<AuthError>,
+    },
+    /// Authorizing needs a person at a browser, and there is none: no
+    /// terminal is attached (the default redirect step's check), or the
+    /// application said so.
+    #[error(
+        "authorizing needs a person at a browser, and none can be asked (no terminal is attached, or the application runs unattended): authorize beforehand (a stored token), or give a token or credentials that need no person"
+    )]
+    InteractionRequired,
     /// The redirect step (browser, loopback listener, callback) failed.
     #[error("the authorization redirect did not complete")]
     Redirect(#[source] BoxError),

@@ -220,13 +220,7 @@ impl RedirectStep for DefaultRedirect {
         if std::io::stderr().is_terminal() {
             return self.browser.prepare();
         }
-        Box::pin(async {
-            Err(AuthError::Redirect(
-                "the server needs a person to authorize, and no terminal is attached: \
-                 set a redirect step (CallbackRedirect) or non-interactive credentials"
-                    .into(),
-            ))
-        })
+        Box::pin(async { Err(AuthError::InteractionRequired) })
     }
 }
 
@@ -258,8 +252,9 @@ mod tests {
             Err(e) => e,
             Ok(_) => panic!("no terminal, yet a browser step"),
         };
-        let cause = std::error::Error::source(&err).unwrap().to_string();
-        assert!(cause.contains("no terminal"), "{cause}");
+        // A variant callers can branch on, not a sentence to match.
+        assert!(matches!(err, AuthError::InteractionRequired), "{err:?}");
+        assert!(err.to_string().contains("no terminal"), "{err}");
     }
 
     #[tokio::test]

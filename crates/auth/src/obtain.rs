@@ -75,7 +75,11 @@ pub(crate) async fn obtain(o: Obtain<'_>, mut scopes: Vec<String>) -> Result<Obt
             {
                 scopes.push("offline_access".into());
             }
-            let pending = config.redirect.prepare().await?;
+            let pending = config
+                .redirect
+                .prepare()
+                .await
+                .map_err(|e| crate::discovery::explain_guess(server, o.resource, e))?;
             let identity = registration::resolve(
                 config,
                 o.fetcher,
@@ -83,7 +87,8 @@ pub(crate) async fn obtain(o: Obtain<'_>, mut scopes: Vec<String>) -> Result<Obt
                 o.stored_client.as_ref(),
                 pending.redirect_uri(),
             )
-            .await?;
+            .await
+            .map_err(|e| crate::discovery::explain_guess(server, o.resource, e))?;
             let req = CodeRequest {
                 meta,
                 defaulted: server.defaulted,

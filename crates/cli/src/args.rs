@@ -83,6 +83,13 @@ pub(crate) struct Global {
     /// (a filesystem server started without one lists none); repeatable.
     #[arg(long = "root", global = true, value_name = "DIR")]
     pub(crate) roots: Vec<PathBuf>,
+    /// A command that answers the server's sampling requests with a model
+    /// of yours: it gets the request's params as JSON on stdin and prints
+    /// the result (role, content, model) as JSON on stdout, within
+    /// --timeout and 1 MiB. Run without a shell (words split as a shell
+    /// would). Without it, sampling requests are refused.
+    #[arg(long = "sampling-command", global = true, value_name = "CMD")]
+    pub(crate) sampling_command: Option<String>,
     /// Show a local server's own stderr (its warnings, tracebacks) as it
     /// comes; the default on a terminal and with -v. Otherwise its last
     /// lines are kept for the error message if it fails.

@@ -50,6 +50,27 @@ pub(crate) struct Failure {
     exit: Exit,
     message: String,
     source: Option<Box<dyn StdError + Send + Sync>>,
+    /// What happened in the user's words, and what to do, when the cause
+    /// is known: shown instead of the deepest cause unless `-v`.
+    plain: Option<Plain>,
+}
+
+/// A known cause, said plainly, and the fix.
+#[derive(Debug)]
+struct Plain {
+    what: String,
+    hint: String,
+}
+
+/// An authorization failure the user can act on, found in a chain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum AuthCause {
+    /// The server publishes no OAuth metadata: it wants a token.
+    TokenRequired,
+    /// Authorizing needs a person at a browser, and there is none.
+    InteractionRequired,
+    /// The server answered 401 or 403 to the credentials sent.
+    Refused,
 }
 
 impl Failure {
@@ -59,6 +80,7 @@ impl Failure {
             exit,
             message: message.into(),
             source: None,
+            plain: None,
         }
     }
 
@@ -77,7 +99,41 @@ impl Failure {
             exit,
             message: message.into(),
             source: Some(Box::new(source)),
+            plain: None,
         }
+    }
+
+    /// Says `what` happened (instead of the deepest cause) and `hint` (the
+    /// fix); `-v` still shows every cause.
+    pub(crate) fn plainly(mut self, what: impl Into<String>, hint: impl Into<String>) -> Self {
+        self.plain = Some(Plain {
+            what: what.into(),
+            hint: hint.into(),
+        });
+        self
+    }
+
+    /// The authorization failure in the chain a user can act on, if any.
+    pub(crate) fn auth_cause(&self) -> Option<AuthCause> {
+        use mcpwire::auth::AuthError;
+        let mut cause: Option<&(dyn StdError + 'static)> = self.source.as_deref().map(|s| s as _);
+        while let Some(c) = cause {
+            match c.downcast_ref::<AuthError>() {
+                Some(AuthError::TokenRequired { .. }) => return Some(AuthCause::TokenRequired),
+                Some(AuthError::InteractionRequired) => {
+                    return Some(AuthCause::InteractionRequired);
+                }
+                Some(AuthError::Unauthorized { .. }) => return Some(AuthCause::Refused),
+                _ => {}
+            }
+            if let Some(mcpwire::http::Error::Authorization(_)) =
+                c.downcast_ref::<mcpwire::http::Error>()
+            {
+                return Some(AuthCause::Refused);
+            }
+            cause = c.source();
+        }
+        None
     }
 
     /// A client error while doing `what`, with the exit code its kind means.
@@ -121,11 +177,13 @@ impl Failure {
     /// is one a person can fix.
     pub(crate) fn text(&self, detail: Detail) -> String {
         let chain = self.chain();
-        let mut text = match (detail, chain.len()) {
-            (Detail::Full, _) | (_, 0..=2) => chain.join(": "),
-            (Detail::Short, _) => format!("{}: {}", chain[0], chain[chain.len() - 1]),
+        let mut text = match (detail, &self.plain, chain.len()) {
+            (Detail::Short, Some(plain), _) => format!("{}: {}", chain[0], plain.what),
+            (Detail::Full, _, _) | (_, _, 0..=2) => chain.join(": "),
+            (Detail::Short, None, _) => format!("{}: {}", chain[0], chain[chain.len() - 1]),
         };
-        if let Some(hint) = self.hint() {
+        let hint = self.plain.as_ref().map(|p| p.hint.as_str()).or(self.hint());
+        if let Some(hint) = hint {
             text.push_str("\n  hint: ");
             text.push_str(hint);
         }
@@ -174,12 +232,17 @@ impl Failure {
     /// One JSON object, for `--format json`.
     pub(crate) fn json(&self) -> Value {
         let chain = self.chain();
-        json!({"error": {
+        let mut error = json!({
             "exit": self.exit as i32,
             "kind": self.exit.label(),
             "message": chain[0],
             "causes": &chain[1..],
-        }})
+        });
+        if let Some(plain) = &self.plain {
+            error["summary"] = json!(plain.what);
+            error["hint"] = json!(plain.hint);
+        }
+        json!({ "error": error })
     }
 }
 

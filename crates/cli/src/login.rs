@@ -12,19 +12,20 @@ use crate::commands::Shown;
 use crate::failure::{Exit, Failure};
 use crate::target::{self, oauth_config, token_dir};
 
-/// The URL of the remote server named by `explicit`, `-s` or `--`.
-fn remote_url(
+/// The remote server named by `explicit`, `-s` or `--`, and its URL.
+fn remote(
     global: &Global,
     server_command: &[String],
     explicit: Option<&str>,
-) -> Result<String, Failure> {
+) -> Result<(target::Target, String), Failure> {
     let chosen = target::select(global, server_command, explicit)?;
-    chosen.url().map(str::to_owned).ok_or_else(|| {
+    let url = chosen.url().map(str::to_owned).ok_or_else(|| {
         Failure::usage(format!(
             "{} is a local server: login is for remote (HTTP) servers",
             chosen.describe()
         ))
-    })
+    })?;
+    Ok((chosen, url))
 }
 
 /// The key the token store files an authorization under: the server's
@@ -50,7 +51,7 @@ pub(crate) async fn login(
     server_command: &[String],
     explicit: Option<&str>,
 ) -> Result<Shown, Failure> {
-    let url = remote_url(global, server_command, explicit)?;
+    let (chosen, url) = remote(global, server_command, explicit)?;
     let http = HttpClient::new(HttpConfig::new())
         .map_err(|e| Failure::caused(Exit::Usage, "cannot make an HTTP client", e))?;
     // Logging in is asking for the browser: open it even where stderr is
@@ -62,10 +63,10 @@ pub(crate) async fn login(
     };
     let oauth = OAuth::new(&url, config, http.fetcher())
         .map_err(|e| Failure::caused(Exit::Auth, format!("cannot authorize with {url}"), e))?;
-    oauth
-        .authorize()
-        .await
-        .map_err(|e| Failure::caused(Exit::Auth, format!("login to {url} failed"), e))?;
+    oauth.authorize().await.map_err(|e| {
+        let failure = Failure::caused(Exit::Auth, format!("login to {url} failed"), e);
+        target::auth_failure(global, &chosen, failure)
+    })?;
     let issuer = oauth.issuer().unwrap_or_default();
     let dir = token_dir(global);
     Ok(Shown {
@@ -85,7 +86,7 @@ pub(crate) async fn logout(
     server_command: &[String],
     explicit: Option<&str>,
 ) -> Result<Shown, Failure> {
-    let url = remote_url(global, server_command, explicit)?;
+    let (_, url) = remote(global, server_command, explicit)?;
     let resource = canonical_resource(&url)?;
     let store = FileStore::new(token_dir(global));
     let kept = store

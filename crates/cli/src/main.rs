@@ -10,8 +10,10 @@
 
 // Lowest layer first; each module imports only from modules above it.
 mod args;
+mod asked;
 mod commands;
 mod failure;
+mod form;
 mod login;
 mod progress;
 mod render;
@@ -19,6 +21,7 @@ mod servers;
 mod shell;
 mod target;
 mod telemetry;
+mod tty;
 mod typed_args;
 mod wire_log;
 

@@ -579,7 +579,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             signature(&tool),
-            "t(a: integer, mode?: \"x\"|\"y\", tags?: string[]) -> {sum}"
+            "t(a: integer, tags?: string[], mode?: \"x\"|\"y\") -> {sum}"
         );
     }
 
@@ -668,11 +668,11 @@ mod tests {
             "Fetches a page over the network.",
         );
         let bare = tool_with("bare", &[], "");
-        // "fetch(method: string, url: string)" is 34 wide: 34 + 2 + 30 > 50.
+        // "fetch(url: string, method: string)" is 34 wide: 34 + 2 + 30 > 50.
         let text = tools(&[t, bare], false, 50);
         assert_eq!(
             text,
-            "fetch(method: string, url: string)\n    Fetches a page over the network.\nbare()\n"
+            "fetch(url: string, method: string)\n    Fetches a page over the network.\nbare()\n"
         );
         // At exactly the width a table needs, two columns.
         let t = tool_with(
@@ -684,7 +684,7 @@ mod tests {
         assert_eq!(
             text,
             "TOOL                                DESCRIPTION\n\
-             fetch(method: string, url: string)  Fetches a page over the\n\
+             fetch(url: string, method: string)  Fetches a page over the\n\
              \x20                                   network.\n"
         );
         let t = tool_with(
@@ -703,7 +703,7 @@ mod tests {
         let text = tools(&[t], false, 40);
         assert_eq!(
             text,
-            "fetch(method: string, url: string)\n    Fetches a page over the network.\n"
+            "fetch(url: string, method: string)\n    Fetches a page over the network.\n"
         );
         let t = tool_with(
             "fetch",
@@ -713,7 +713,7 @@ mod tests {
         let text = tools(&[t], false, 30);
         assert_eq!(
             text,
-            "fetch(method: string,\n    url: string)\n    Fetches a page over the\n    network.\n"
+            "fetch(url: string,\n    method: string)\n    Fetches a page over the\n    network.\n"
         );
     }
 

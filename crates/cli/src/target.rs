@@ -15,11 +15,12 @@ use mcpwire::config::{
     Config, Duplicates, HttpMode as ConfigMode, LoadOptions, ResolvedTransport, WarningKind,
 };
 use mcpwire::http::{HeaderName, HeaderValue, HttpMode, RetryPolicy};
+use mcpwire::transport::is_credential_header;
 use mcpwire::{Client, ClientConfig, HttpConfig, Server, StderrMode, StdioConfig};
 
 use crate::args::{Global, TransportChoice};
-use crate::failure::{Exit, Failure};
-use crate::wire_log;
+use crate::failure::{AuthCause, Exit, Failure};
+use crate::{asked, wire_log};
 
 /// Where the server is, before options are applied.
 #[derive(Debug, Clone)]
@@ -186,13 +187,69 @@ type Prepared<'a> =
 
 impl RedirectStep for NoBrowser {
     fn prepare(&self) -> Prepared<'_> {
-        Box::pin(async {
-            Err(AuthError::Redirect(
-                "the server needs a person to authorize and --non-interactive is set: \
-                 run `mcpwire login` first, or pass a token with -H \"Authorization: Bearer ...\""
-                    .into(),
-            ))
-        })
+        // The same error as no terminal: `auth_failure` words both for the
+        // user, naming --non-interactive when it is set.
+        Box::pin(async { Err(AuthError::InteractionRequired) })
+    }
+}
+
+/// The credentials the user gave for a remote server, if any, described
+/// by where they came from: a credential header (`Authorization`,
+/// `X-Api-Key`...) of `-H`, or of the configuration entry.
+pub(crate) fn given_credentials(global: &Global, target: &Target) -> Option<String> {
+    for raw in &global.headers {
+        if let Some((name, _)) = raw.split_once(':')
+            && is_credential_header(name.trim())
+        {
+            return Some(format!("the {} header given with -H", name.trim()));
+        }
+    }
+    if let Target::Entry(entry) = target
+        && let ResolvedTransport::Http { remote, .. } | ResolvedTransport::WebSocket(remote) =
+            &entry.transport
+        && let Some(name) = remote.headers.keys().find(|k| is_credential_header(k))
+    {
+        return Some(format!(
+            "the {name} header of server {:?} in the configuration",
+            entry.name
+        ));
+    }
+    None
+}
+
+/// An authorization failure said in the user's words, with the command or
+/// flag that fixes it; other failures as they are.
+pub(crate) fn auth_failure(global: &Global, target: &Target, failure: Failure) -> Failure {
+    const TOKEN: &str = "-H 'Authorization: Bearer …'";
+    let url = target.url().unwrap_or("URL");
+    let login = match target {
+        Target::Entry(entry) => format!("mcpwire --config FILE login {}", entry.name),
+        _ => format!("mcpwire login {url}"),
+    };
+    let given = given_credentials(global, target);
+    match (failure.auth_cause(), given) {
+        (Some(AuthCause::Refused), Some(given)) => failure.plainly(
+            format!("the server refused the token in {given}"),
+            "check the token (has it expired, or been revoked?), or leave it out to sign in with `mcpwire login` where the server offers that",
+        ),
+        (Some(AuthCause::TokenRequired), _) => failure.plainly(
+            "this server wants a token (it offers no OAuth sign-in)",
+            format!(
+                "pass {TOKEN} (or the header its documentation names), or set it in the configuration file's \"headers\" for the server"
+            ),
+        ),
+        (Some(AuthCause::InteractionRequired), _) => {
+            let why = if global.non_interactive {
+                "--non-interactive is set"
+            } else {
+                "no terminal is attached"
+            };
+            failure.plainly(
+                format!("this server needs you to sign in with a browser, and {why}"),
+                format!("run `{login}` first (at a terminal), or pass a token with {TOKEN}"),
+            )
+        }
+        _ => failure,
     }
 }
 
@@ -340,9 +397,15 @@ fn remote_server(
     for (k, v) in headers {
         config = config.header(k, v);
     }
-    let server = Server::http(url)
-        .config(config)
-        .auth(Auth::oauth(oauth_config(global)));
+    // Credentials the user brought (a token in -H or in the configuration)
+    // are theirs to manage: no OAuth flow starts behind them, and a refusal
+    // is reported as a refused token.
+    let auth = if given_credentials(global, target).is_some() {
+        Auth::None
+    } else {
+        Auth::oauth(oauth_config(global))
+    };
+    let server = Server::http(url).config(config).auth(auth);
     let mode = match (global.transport, entry_mode) {
         (TransportChoice::Http, _) | (_, Some(ConfigMode::Streamable)) => {
             Some(HttpMode::StreamableHttp)
@@ -419,6 +482,23 @@ fn roots(global: &Global) -> Result<Vec<Root>, Failure> {
 
 pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
     let mut config = ClientConfig::new();
+    let sampler = match global.sampling_command.as_deref() {
+        Some(line) => Some(
+            shlex::split(line)
+                .filter(|words| !words.is_empty())
+                .ok_or_else(|| {
+                    Failure::usage(format!("--sampling-command {line:?} is not a command line"))
+                })?,
+        ),
+        None => None,
+    };
+    let notes = global.format() == crate::args::Format::Text;
+    config = asked::install(
+        config,
+        sampler,
+        seconds(global.timeout, "--timeout")?,
+        notes,
+    );
     let roots = roots(global)?;
     if !roots.is_empty() {
         config = config.roots(move |_cx| {
@@ -449,7 +529,11 @@ pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, 
     let limit = seconds(global.connect_timeout, "--connect-timeout")?;
     match tokio::time::timeout(limit, Client::connect_with(factory, config)).await {
         Ok(Ok(client)) => Ok(client),
-        Ok(Err(e)) => Err(Failure::client(&connecting, e)),
+        Ok(Err(e)) => Err(auth_failure(
+            global,
+            target,
+            Failure::client(&connecting, e),
+        )),
         Err(_) => Err(Failure::new(
             Exit::Unreachable,
             format!("{connecting}: no answer within {limit:?}"),

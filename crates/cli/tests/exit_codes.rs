@@ -171,13 +171,18 @@ fn tool_errors_exit_5() {
         .args(["tool", "nope", "--", &demo_str()])
         .assert()
         .code(5);
-    // isError: the demo's ask_llm without sampling. The content is shown.
+    // isError: the demo's ask_llm, its sampling request refused. The
+    // content is shown.
     let out = mcpwire()
         .args(["call", "ask_llm", "prompt=hi", "--", &demo_str()])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(5));
-    assert_eq!(stdout(&out), "the client does not offer sampling\n");
+    assert!(
+        stdout(&out).starts_with("sampling failed: this client has no model"),
+        "{}",
+        stdout(&out)
+    );
     assert!(
         stderr(&out).contains("reported an error"),
         "{}",
@@ -200,7 +205,7 @@ fn json_errors_are_one_line_on_stderr() {
     assert_eq!(v["error"]["kind"], "unreachable");
     // A tool error: the result on stdout, the error on stderr.
     let out = mcpwire()
-        .args(["--json", "call", "ask_user", "--", &demo_str()])
+        .args(["--json", "call", "ask_llm", "prompt=hi", "--", &demo_str()])
         .output()
         .expect("runs");
     assert_eq!(out.status.code(), Some(5));

@@ -215,7 +215,27 @@ fn login_keeps_tokens_later_commands_use_them_logout_forgets_them() {
         .output()
         .unwrap();
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
-    assert!(stderr(&out).contains("mcpwire login"), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "mcpwire: cannot connect to {url}: this server needs you to sign in with a browser, \
+             and --non-interactive is set\n  hint: run `mcpwire login {url}` first (at a terminal), \
+             or pass a token with -H 'Authorization: Bearer …'\n"
+        )
+    );
+    // Without a terminal (these tests have none), the same advice.
+    let out = mcpwire()
+        .args(["--token-dir", tokens, "-s", &url, "tools"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains(
+            "sign in with a browser, and no terminal is attached\n  hint: run `mcpwire login"
+        ),
+        "{}",
+        stderr(&out)
+    );
     // login --non-interactive: 3 as well, no browser.
     mcpwire()
         .args(["--non-interactive", "--token-dir", tokens, "login", &url])

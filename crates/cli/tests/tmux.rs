@@ -8,7 +8,7 @@ mod support;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use support::demo_str;
+use support::{DemoHttp, demo_str};
 
 const NEEDS_TMUX: &str = "tmux is not installed (the tmux tests need it: apt-get install tmux)";
 
@@ -228,6 +228,144 @@ fn a_short_shell_session() {
     pane.keys(&["C-u", "exit", "Enter"]);
     let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
     assert!(end.contains("EXIT=0"), "{end}");
+}
+
+/// `mcpwire call TOOL ARGS -- demo` in a pane.
+fn call_demo(name: &str, tool_and_args: &str) -> Pane {
+    Pane::start(
+        name,
+        &format!(
+            "{} call {tool_and_args} -- {}",
+            env!("CARGO_BIN_EXE_mcpwire"),
+            demo_str()
+        ),
+    )
+}
+
+/// The screen's last non-empty line ends with `prompt` (the cursor waits
+/// there for an answer).
+fn asks(screen: &str, prompt: &str) -> bool {
+    screen
+        .lines()
+        .last_non_empty()
+        .is_some_and(|l| l.trim_end().ends_with(prompt))
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn an_elicitation_is_asked_field_by_field_at_the_terminal() {
+    let pane = call_demo("form", "ask_user detailed=true");
+    let s = pane.wait_for("the first field", |s| asks(s, "Name (text, required):"));
+    assert!(
+        s.contains("The server asks: Tell us about yourself."),
+        "{s}"
+    );
+    assert!(s.contains("Ctrl-D cancels"), "{s}");
+    // A required field left empty is asked again.
+    pane.keys(&["Enter"]);
+    pane.wait_for("the field again", |s| {
+        s.contains("required: type an answer") && asks(s, "Name (text, required):")
+    });
+    pane.keys(&["Ada", "Enter"]);
+    // Enter keeps the default.
+    pane.wait_for("age", |s| asks(s, "age (a whole number) [30]:"));
+    pane.keys(&["Enter"]);
+    let s = pane.wait_for("height", |s| asks(s, "height (a number):"));
+    assert!(s.contains("In metres."), "the description is shown: {s}");
+    pane.keys(&["1.7", "Enter"]);
+    pane.wait_for("color", |s| {
+        asks(s, "color (one of 1) red, 2) green, 3) blue) [green]:")
+    });
+    pane.keys(&["purple", "Enter"]);
+    pane.wait_for("color again", |s| {
+        s.contains("not one of the choices (1 to 3)") && asks(s, "[green]:")
+    });
+    pane.keys(&["3", "Enter"]);
+    pane.wait_for("subscribe", |s| asks(s, "subscribe (yes/no):"));
+    pane.keys(&["y", "Enter"]);
+    pane.wait_for("the last question", |s| {
+        asks(
+            s,
+            "Send this to the server? [Y]es (accept) / [n]o (decline) / [c]ancel:",
+        )
+    });
+    pane.keys(&["Enter"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(
+        end.contains(
+            r#"the user said: {"name":"Ada","age":30,"height":1.7,"color":"blue","subscribe":true}"#
+        ) && end.contains("EXIT=0"),
+        "{end}"
+    );
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn an_elicitation_can_be_declined_or_cancelled() {
+    let pane = call_demo("decline", "ask_user");
+    pane.wait_for("the field", |s| asks(s, "name (text, required):"));
+    // Past the spinner's delay the question is still there, not drawn over
+    // by the call's spinner.
+    std::thread::sleep(Duration::from_millis(1000));
+    let s = pane.screen();
+    assert!(
+        asks(&s, "name (text, required):") && !s.contains("ask_user  ("),
+        "{s}"
+    );
+    pane.keys(&["Ada", "Enter"]);
+    pane.wait_for("the last question", |s| asks(s, "[c]ancel:"));
+    pane.keys(&["n", "Enter"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(end.contains("the user chose \"decline\""), "{end}");
+    // Ctrl-D at a field cancels the form.
+    let pane = call_demo("cancel", "ask_user");
+    pane.wait_for("the field", |s| asks(s, "name (text, required):"));
+    pane.keys(&["C-d"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(end.contains("the user chose \"cancel\""), "{end}");
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn a_url_elicitation_shows_the_url_and_its_site_and_asks_to_go_on() {
+    let pane = call_demo("url", "ask_user url=https://auth.example.com/connect?id=7");
+    let s = pane.wait_for("the question", |s| asks(s, "[c]ancel:"));
+    assert!(
+        s.contains("The server asks: Please sign in to the demo service.")
+            && s.contains("(its site: auth.example.com)")
+            && s.contains("  https://auth.example.com/connect?id=7"),
+        "{s}"
+    );
+    pane.keys(&["y", "Enter"]);
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    assert!(
+        end.contains("the user went to the URL") && end.contains("EXIT=0"),
+        "{end}"
+    );
+}
+
+#[test]
+#[ignore = "needs tmux: run with --include-ignored (cargo xtask ci; .ci/run installs tmux)"]
+fn at_a_terminal_a_server_without_oauth_is_said_to_want_a_token() {
+    // At a terminal the client tries the 2025-03-26 default endpoints (the
+    // browser step is possible), and the guessed registration is refused
+    // with 404: said as a server that wants a token, not as a refused
+    // registration at an endpoint the user never heard of.
+    let demo = DemoHttp::start_with(&["--token", "t-1"]);
+    let pane = Pane::start(
+        "token",
+        &format!("{} -s {} tools", env!("CARGO_BIN_EXE_mcpwire"), demo.url),
+    );
+    let end = pane.wait_for("the exit", |s| s.contains("EXIT="));
+    // The pane is 100 columns wide: lines longer than that wrap.
+    let end = end.replace('\n', "");
+    assert!(
+        end.contains("this server wants a token (it offers no OAuth sign-in)")
+            && end.contains("hint: pass -H 'Authorization: Bearer …'")
+            && end.contains("EXIT=3"),
+        "{end}"
+    );
+    assert!(!end.contains("register"), "{end}");
 }
 
 trait LastNonEmpty<'a> {

@@ -56,8 +56,8 @@ pub(crate) fn tools() -> Value {
         },
         {
             "name": "ask_user",
-            "description": "Asks the user for their name (elicitation).",
-            "inputSchema": {"type": "object", "properties": {}}
+            "description": "Asks the user (elicitation): a name, a detailed form, or a url to open.",
+            "inputSchema": {"type": "object", "properties": {"detailed": {"type": "boolean"}, "url": {"type": "string"}}}
         }
     ])
 }
@@ -134,17 +134,35 @@ pub(crate) async fn call_tool<P: Peer + Sync>(server: &P, params: &Value) -> Out
             if !server.client_offers("elicitation") {
                 return tool_error("the client does not offer elicitation");
             }
-            let answer = server
-                .ask(
-                    "elicitation/create",
-                    json!({
-                        "mode": "form",
-                        "message": "What is your name?",
-                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
-                    }),
-                )
-                .await;
+            let request = if let Some(url) = args["url"].as_str() {
+                json!({"mode": "url", "message": "Please sign in to the demo service.", "url": url, "elicitationId": "demo-1"})
+            } else if args["detailed"] == true {
+                json!({
+                    "mode": "form",
+                    "message": "Tell us about yourself.",
+                    "requestedSchema": {"type": "object", "properties": {
+                        "name": {"type": "string", "title": "Name"},
+                        "age": {"type": "integer", "minimum": 0, "default": 30},
+                        "height": {"type": "number", "description": "In metres."},
+                        "color": {"type": "string", "enum": ["red", "green", "blue"], "default": "green"},
+                        "subscribe": {"type": "boolean"}
+                    }, "required": ["name"]}
+                })
+            } else {
+                json!({
+                    "mode": "form",
+                    "message": "What is your name?",
+                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}
+                })
+            };
+            let answer = server.ask("elicitation/create", request).await;
             match answer {
+                Ok(v) if v["action"] == "accept" && args["url"].is_string() => {
+                    Ok(json!({"content": [text("the user went to the URL")]}))
+                }
+                Ok(v) if v["action"] == "accept" && args["detailed"] == true => {
+                    Ok(json!({"content": [text(format!("the user said: {}", v["content"]))]}))
+                }
                 Ok(v) if v["action"] == "accept" => {
                     let name = v["content"]["name"].as_str().unwrap_or("?").to_owned();
                     Ok(json!({"content": [text(format!("hello, {name}"))]}))

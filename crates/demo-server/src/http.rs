@@ -31,8 +31,11 @@ use crate::peer::Server;
 const MAX_BODY: usize = 16 << 20;
 
 /// Listens on 127.0.0.1:`port` (0 picks a free port), prints the endpoint
-/// URL as the first line of stdout, and serves until killed.
-pub(crate) async fn serve(port: u16) -> io::Result<()> {
+/// URL as the first line of stdout, and serves until killed. With a
+/// `token`, a request without `Authorization: Bearer <token>` is answered
+/// 401, and no OAuth metadata is published.
+pub(crate) async fn serve(port: u16, token: Option<String>) -> io::Result<()> {
+    let token: Arc<Option<String>> = Arc::new(token.map(|t| format!("Bearer {t}")));
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, port)).await?;
     {
         let mut stdout = io::stdout().lock();
@@ -41,8 +44,9 @@ pub(crate) async fn serve(port: u16) -> io::Result<()> {
     }
     loop {
         let (stream, _) = listener.accept().await?;
+        let token = token.clone();
         tokio::spawn(async move {
-            let service = service_fn(handle);
+            let service = service_fn(move |req| handle(req, token.clone()));
             // A connection error ends that connection only.
             let _ = auto::Builder::new(TokioExecutor::new())
                 .serve_connection(TokioIo::new(stream), service)
@@ -72,9 +76,26 @@ impl Body for Answer {
     }
 }
 
-async fn handle(req: Request<Incoming>) -> Result<Response<Answer>, Infallible> {
+async fn handle(
+    req: Request<Incoming>,
+    token: Arc<Option<String>>,
+) -> Result<Response<Answer>, Infallible> {
     if req.uri().path() != "/mcp" {
         return Ok(status(StatusCode::NOT_FOUND));
+    }
+    if let Some(expected) = token.as_deref()
+        && req
+            .headers()
+            .get(header::AUTHORIZATION)
+            .map(|v| v.as_bytes())
+            != Some(expected.as_bytes())
+    {
+        let mut response = status(StatusCode::UNAUTHORIZED);
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static("Bearer"),
+        );
+        return Ok(response);
     }
     if req.method() != Method::POST {
         // Stateless: no GET stream and no session to delete.

@@ -26,15 +26,25 @@ use mcpwire_transport::{IoConfig, IoTransport};
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let port = match args.as_slice() {
-        [] => None,
-        [http] if http == "--http" => Some(0),
-        [http, flag, port] if http == "--http" && flag == "--port" => match port.parse() {
-            Ok(port) => Some(port),
-            Err(_) => return usage(),
-        },
-        _ => return usage(),
-    };
+    // `--http [--port N] [--token T]`: with a token, every request must
+    // carry `Authorization: Bearer T` (a server that wants a token given
+    // beforehand and publishes no OAuth metadata, for the CLI's docs).
+    let (mut port, mut token) = (None, None);
+    let mut rest = args.iter();
+    while let Some(arg) = rest.next() {
+        match (arg.as_str(), port) {
+            ("--http", None) => port = Some(0),
+            ("--port", Some(_)) => match rest.next().map(|p| p.parse()) {
+                Some(Ok(p)) => port = Some(p),
+                _ => return usage(),
+            },
+            ("--token", Some(_)) => match rest.next() {
+                Some(t) => token = Some(t.clone()),
+                None => return usage(),
+            },
+            _ => return usage(),
+        }
+    }
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -48,7 +58,7 @@ fn main() -> ExitCode {
                 server.serve(transport).await;
                 ExitCode::SUCCESS
             }
-            Some(port) => match http::serve(port).await {
+            Some(port) => match http::serve(port, token).await {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(e) => {
                     eprintln!("mcpwire-demo-server: {e}");
@@ -60,6 +70,6 @@ fn main() -> ExitCode {
 }
 
 fn usage() -> ExitCode {
-    eprintln!("usage: mcpwire-demo-server [--http [--port N]]");
+    eprintln!("usage: mcpwire-demo-server [--http [--port N] [--token T]]");
     ExitCode::from(2)
 }

@@ -62,8 +62,14 @@ pub(crate) struct DemoHttp {
 impl DemoHttp {
     /// Starts it and reads its URL.
     pub(crate) fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// Starts it with `extra` options (`--token T`) and reads its URL.
+    pub(crate) fn start_with(extra: &[&str]) -> Self {
         let mut child = Command::new(demo())
             .arg("--http")
+            .args(extra)
             .stdout(Stdio::piped())
             .spawn()
             .expect("the demo server starts");
