@@ -26,25 +26,29 @@ pub(crate) fn mcpwire() -> assert_cmd::Command {
     cmd
 }
 
-/// The demo server's binary, built if missing.
+/// The demo server's binary, built (or found up to date) by cargo once per
+/// test binary: a binary left from an older build is never run.
 pub(crate) fn demo() -> PathBuf {
-    let dir = PathBuf::from(env!("CARGO_BIN_EXE_mcpwire"))
-        .parent()
-        .expect("a target directory")
-        .to_owned();
-    let path = dir.join(format!(
-        "mcpwire-demo-server{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let status = Command::new(cargo)
-            .args(["build", "-p", "mcpwire-demo-server"])
-            .status()
-            .expect("cargo runs");
-        assert!(status.success(), "the demo server builds");
-    }
-    path
+    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let dir = PathBuf::from(env!("CARGO_BIN_EXE_mcpwire"))
+                .parent()
+                .expect("a target directory")
+                .to_owned();
+            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+            let status = Command::new(cargo)
+                .args(["build", "-p", "mcpwire-demo-server"])
+                .current_dir(env!("CARGO_MANIFEST_DIR"))
+                .status()
+                .expect("cargo runs");
+            assert!(status.success(), "the demo server builds");
+            dir.join(format!(
+                "mcpwire-demo-server{}",
+                std::env::consts::EXE_SUFFIX
+            ))
+        })
+        .clone()
 }
 
 /// The demo server's path as a string, for `-- CMD`.
