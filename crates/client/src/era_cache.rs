@@ -108,11 +108,29 @@ mod tests {
             key(&TransportInfo::new("stdio", "srv --x")).as_deref(),
             Some("stdio srv --x")
         );
-        assert_eq!(
-            key(&TransportInfo::new("http", "http://h/mcp")),
-            key(&TransportInfo::new("streamable-http", "http://h/mcp"))
-        );
+        // Every HTTP flavour of one URL is one server.
+        for kind in ["http", "streamable-http", "sse"] {
+            assert_eq!(
+                key(&TransportInfo::new(kind, "http://h/mcp")).as_deref(),
+                Some("http http://h/mcp"),
+                "{kind}"
+            );
+        }
         assert_eq!(key(&TransportInfo::new("memory", "in-memory peer")), None);
+    }
+
+    /// Without a file, the process's memory alone remembers a server: the
+    /// second connection to it skips the probe only because the table is
+    /// one for the whole process.
+    #[test]
+    fn an_era_is_remembered_in_memory_without_a_file() {
+        assert_eq!(lookup("stdio memory-only-test", None), None);
+        remember("stdio memory-only-test", Era::Legacy, None);
+        assert_eq!(lookup("stdio memory-only-test", None), Some(Era::Legacy));
+        remember("stdio memory-only-test", Era::Modern, None);
+        assert_eq!(lookup("stdio memory-only-test", None), Some(Era::Modern));
+        forget("stdio memory-only-test", None);
+        assert_eq!(lookup("stdio memory-only-test", None), None);
     }
 
     #[test]

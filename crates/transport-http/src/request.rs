@@ -150,6 +150,10 @@ pub(crate) async fn send(
         return Ok(resp);
     };
     let mut round = AuthRound::default();
+    // Counted here, not from `round`: an authorizer of the caller's cannot
+    // count in it (its counts are the auth crate's), and one that always
+    // says "again" must not resend forever.
+    let mut sent_again = 0;
     let mut req = req;
     loop {
         let sent = auth
@@ -177,7 +181,8 @@ pub(crate) async fn send(
             &sent,
         );
         match auth.challenged(answer, &mut round).await {
-            Ok(()) if round.retries() <= MAX_AUTH_RETRIES => {
+            Ok(()) if sent_again < MAX_AUTH_RETRIES => {
+                sent_again += 1;
                 tracing::debug!(status = status.as_u16(), "sending again after a challenge");
                 req = build.request(ctx, &ctx.shared.snapshot());
             }
