@@ -241,6 +241,28 @@ async fn a_process_fetches_the_authorization_servers_metadata_once_across_refres
 }
 
 #[tokio::test]
+async fn refreshes_in_a_process_that_loaded_its_authorization_discover_the_metadata_once() {
+    let fake = Fake::standard();
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+    let first = oauth(&fake, OAuthConfig::new().token_store(store.clone()));
+    assert_eq!(fake.call(&first, "a").await.unwrap(), StatusCode::OK);
+    let fetched_by_first = metadata_fetches(&fake);
+
+    // The first refresh of the second process discovers the metadata; the
+    // tokens it commits keep it for the second.
+    let second = oauth(&fake, OAuthConfig::new().token_store(store));
+    for method in ["b", "c"] {
+        fake.revoke_access_tokens();
+        assert_eq!(fake.call(&second, method).await.unwrap(), StatusCode::OK);
+    }
+    assert_eq!(
+        grants(&fake),
+        ["authorization_code", "refresh_token", "refresh_token"]
+    );
+    assert_eq!(metadata_fetches(&fake) - fetched_by_first, 1);
+}
+
+#[tokio::test]
 async fn a_resource_indicator_other_than_the_server_url_is_kept_in_the_store() {
     let fake = Fake::standard();
     fake.with_rs(|rs| rs.resource = RS_ORIGIN.into());
