@@ -163,4 +163,23 @@ mod tests {
         let uri: http::Uri = "https://as.example/cb?code=secret&state=x".parse().unwrap();
         assert_eq!(without_query(&uri), "https://as.example/cb");
     }
+
+    /// An `HttpFetch` that is never called.
+    struct Unused;
+
+    impl HttpFetch for Unused {
+        fn fetch(&self, _: Request<Bytes>) -> BoxFuture<'_, Result<Response<Bytes>, FetchError>> {
+            unreachable!("not called")
+        }
+    }
+
+    #[test]
+    fn a_fetchers_debug_shows_its_bound_and_policy() {
+        let fetcher = Fetcher::new(Arc::new(Unused), Duration::from_secs(3));
+        let shown = format!("{:?}", fetcher.guarded(true));
+        assert!(
+            shown.contains("timeout: 3s") && shown.contains("guard: true"),
+            "{shown}"
+        );
+    }
 }

@@ -229,4 +229,43 @@ mod tests {
         store.remove("https://as1", "https://mcp/x").await.unwrap();
         assert_eq!(store.load("https://mcp/x").await.unwrap().len(), 1);
     }
+
+    fn tokens(refresh: &str, issued_at: std::time::SystemTime) -> TokenSet {
+        let mut t = TokenSet::new(
+            Secret::new("access"),
+            crate::token::TokenType::Bearer,
+            Some(Secret::new(refresh)),
+            None,
+            Vec::new(),
+            &crate::token::RefreshTiming::default(),
+        );
+        t.issued_at = issued_at;
+        t
+    }
+
+    #[tokio::test]
+    async fn only_a_later_refresh_in_the_store_counts_as_renewed_elsewhere() {
+        let store = MemoryStore::new();
+        let now = std::time::SystemTime::now();
+        let minute = std::time::Duration::from_secs(60);
+        let held = tokens("r1", now);
+        let mut entry = StoredAuth::new("https://as1", "https://mcp/x");
+        // An older entry with another refresh token (written before ours
+        // was refreshed) is not a renewal: ours is newer.
+        entry.tokens = Some(tokens("r0", now - minute));
+        store.save(&entry).await.unwrap();
+        let found = renewed_elsewhere(&store, "https://mcp/x", "https://as1", &held);
+        assert!(found.await.unwrap().is_none());
+        // The same refresh token is ours.
+        entry.tokens = Some(tokens("r1", now + minute));
+        store.save(&entry).await.unwrap();
+        let found = renewed_elsewhere(&store, "https://mcp/x", "https://as1", &held);
+        assert!(found.await.unwrap().is_none());
+        // A later one with another refresh token is another process's.
+        entry.tokens = Some(tokens("r2", now + minute));
+        store.save(&entry).await.unwrap();
+        let found = renewed_elsewhere(&store, "https://mcp/x", "https://as1", &held);
+        let newer = found.await.unwrap().expect("renewed elsewhere");
+        assert_eq!(newer.refresh_token, Some(Secret::new("r2")));
+    }
 }

@@ -6,7 +6,10 @@ mod support;
 use std::sync::Arc;
 
 use http::StatusCode;
-use mcpwire_auth::{FileStore, OAuth, OAuthConfig, Secret, StoredAuth, StoredClient, TokenStore};
+use mcpwire_auth::{
+    AuthError, FileStore, OAuth, OAuthConfig, Secret, StoreLock, StoredAuth, StoredClient,
+    TokenStore,
+};
 use support::*;
 
 fn entry(issuer: &str, resource: &str, client: &str) -> StoredAuth {
@@ -203,4 +206,75 @@ async fn processes_sharing_a_file_store_do_not_race_a_rotating_refresh_token() {
     // The lock file is not an entry.
     let store = FileStore::new(dir.path());
     assert_eq!(store.load(SERVER).await.unwrap().len(), 1);
+}
+
+/// The one file in `dir` (a store holding one entry).
+fn only_file(dir: &std::path::Path) -> std::path::PathBuf {
+    let mut names: Vec<_> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    assert_eq!(names.len(), 1, "{names:?}");
+    names.pop().unwrap()
+}
+
+#[tokio::test]
+async fn a_file_store_reads_only_its_own_entries_for_the_resource_asked() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = FileStore::new(dir.path());
+    store
+        .save(&entry("https://as1", "https://mcp.test/mcp", "a"))
+        .await
+        .unwrap();
+    let file = only_file(dir.path());
+    // A copy under the entry's name with another ending (an editor's
+    // backup) is not an entry.
+    std::fs::copy(&file, file.with_extension("json.bak")).unwrap();
+    assert_eq!(store.load("https://mcp.test/mcp").await.unwrap().len(), 1);
+    // A file named for this resource whose content is another resource's
+    // entry is not taken for it.
+    let other = tempfile::tempdir().unwrap();
+    let elsewhere = FileStore::new(other.path());
+    elsewhere
+        .save(&entry("https://as1", "https://other.test/mcp", "b"))
+        .await
+        .unwrap();
+    std::fs::copy(only_file(other.path()), &file).unwrap();
+    assert!(store.load("https://mcp.test/mcp").await.unwrap().is_empty());
+}
+
+#[tokio::test]
+async fn a_file_store_reports_what_it_cannot_read_or_remove() {
+    // The store's directory is a file: loading fails, typed, instead of
+    // finding nothing.
+    let dir = tempfile::tempdir().unwrap();
+    let not_a_dir = dir.path().join("tokens");
+    std::fs::write(&not_a_dir, "").unwrap();
+    let err = FileStore::new(&not_a_dir)
+        .load("https://mcp.test/mcp")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::Store(_)), "{err:?}");
+
+    // An entry's name taken by a directory: removing it fails, typed,
+    // instead of reporting it removed.
+    let store = FileStore::new(dir.path().join("store"));
+    store
+        .save(&entry("https://as1", "https://mcp.test/mcp", "a"))
+        .await
+        .unwrap();
+    let file = only_file(store.dir());
+    std::fs::remove_file(&file).unwrap();
+    std::fs::create_dir(&file).unwrap();
+    let err = store
+        .remove("https://as1", "https://mcp.test/mcp")
+        .await
+        .unwrap_err();
+    assert!(matches!(err, AuthError::Store(_)), "{err:?}");
+}
+
+#[test]
+fn a_store_lock_shows_nothing_of_what_it_holds() {
+    let lock = StoreLock::new(String::from("a locked file"));
+    assert_eq!(format!("{lock:?}"), "StoreLock");
 }

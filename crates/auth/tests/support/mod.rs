@@ -329,9 +329,24 @@ impl Fake {
         }
     }
 
+    /// Every refresh token stops working: refreshes are refused
+    /// (`invalid_grant`).
+    pub fn revoke_refresh_tokens(&self) {
+        self.world.lock().unwrap().refresh.clear();
+    }
+
     /// Requests to URLs starting with `prefix` fail to connect.
     pub fn unreachable(&self, prefix: &str) {
         self.world.lock().unwrap().unreachable.push(prefix.into());
+    }
+
+    /// Undoes [`Fake::unreachable`] for `prefix`.
+    pub fn reachable(&self, prefix: &str) {
+        self.world
+            .lock()
+            .unwrap()
+            .unreachable
+            .retain(|p| p != prefix);
     }
 
     pub fn rs_jtis(&self) -> Vec<String> {
@@ -357,8 +372,20 @@ impl Fake {
         url: &str,
         method: &str,
     ) -> Result<StatusCode, AuthError> {
+        self.call_in_round(auth, url, method, &mut AuthRound::default())
+            .await
+    }
+
+    /// [`Fake::call_at`] in a round the caller keeps: a test can challenge
+    /// the authorizer by hand first, then let the request go on.
+    pub async fn call_in_round(
+        &self,
+        auth: &dyn Authorizer,
+        url: &str,
+        method: &str,
+        round: &mut AuthRound,
+    ) -> Result<StatusCode, AuthError> {
         let uri: http::Uri = url.parse().unwrap();
-        let mut round = AuthRound::default();
         loop {
             let sent: AuthHeaders = auth.headers(&Method::POST, &uri).await?;
             let mut req = Request::post(uri.clone())
@@ -392,7 +419,7 @@ impl Fake {
                         &uri,
                         &sent,
                     ),
-                    &mut round,
+                    round,
                 )
                 .await?;
                 assert!(
