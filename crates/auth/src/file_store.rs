@@ -9,6 +9,9 @@ use futures_util::future::BoxFuture;
 use crate::error::{AuthError, BoxError};
 use crate::store::{StoreLock, StoredAuth, TokenStore};
 
+#[cfg(windows)]
+mod owner_only;
+
 /// Keeps authorizations in files under a directory, so a program does not
 /// ask the user to authorize again on every start.
 ///
@@ -18,10 +21,10 @@ use crate::store::{StoreLock, StoredAuth, TokenStore};
 ///   to disk, then renamed over the old one, so a crash leaves the old entry
 ///   or the new one, never half of one;
 /// - files are created `0600` and the directory `0700` (on Unix); on
-///   Windows they inherit the access list of the folder they are in, so put
-///   the store under the user's profile (`%LOCALAPPDATA%`, whose default
-///   list grants only the user, SYSTEM and the administrators), as the
-///   `mcpwire` command does: this type sets no access list of its own;
+///   Windows each file, and the directory when this creates it, gets a
+///   protected access list granting the user alone (the SID of the
+///   process's token) full access, nothing inherited from the folders
+///   above, set on a file before anything is written to it;
 /// - expiries are absolute (seconds since the epoch);
 /// - a file that cannot be read or parsed is skipped with a warning, never
 ///   deleted;
@@ -75,6 +78,7 @@ async fn blocking<T: Send + 'static>(
     tokio::task::spawn_blocking(f).await.map_err(store_error)?
 }
 
+#[cfg(not(windows))]
 fn create_dir(dir: &Path) -> std::io::Result<()> {
     let mut builder = std::fs::DirBuilder::new();
     builder.recursive(true);
@@ -84,6 +88,24 @@ fn create_dir(dir: &Path) -> std::io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
+}
+
+/// On Windows the store's own folder is made private when this creates it
+/// (as `0700` is on Unix); a folder that already exists keeps its access
+/// list, since it may be one the user chose and shares on purpose.
+#[cfg(windows)]
+fn create_dir(dir: &Path) -> std::io::Result<()> {
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty()) {
+        std::fs::create_dir_all(parent)?;
+    }
+    match std::fs::create_dir(dir) {
+        Ok(()) => owner_only::restrict_folder(dir).inspect_err(|_| {
+            // Not left behind open to others: the next save tries again.
+            let _ = std::fs::remove_dir(dir);
+        }),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && dir.is_dir() => Ok(()),
+        Err(e) => Err(e),
+    }
 }
 
 fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()> {
@@ -104,6 +126,9 @@ fn write_atomically(dir: &Path, name: &str, bytes: &[u8]) -> std::io::Result<()>
     }
     let result = (|| {
         let mut file = options.open(&tmp)?;
+        // Private before the tokens are written, whatever folder it is in.
+        #[cfg(windows)]
+        owner_only::restrict_file(&tmp)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&tmp, dir.join(name))
@@ -232,5 +257,77 @@ impl FileStore {
             let file = blocking(move || lock_entry_file(&dir, &name)).await?;
             Ok(Some(StoreLock::new(file)))
         })
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    fn entry() -> StoredAuth {
+        StoredAuth::new("https://issuer.example", "https://mcp.example/mcp")
+    }
+
+    /// Checks that the access list `sddl` grants the user and nobody else.
+    /// Wine keeps no access lists: it maps them to Unix permission bits and
+    /// reads them back from those, always adding SYSTEM and never the
+    /// protected flag; the rest is checked under Wine too.
+    fn assert_user_only(sddl: &str) {
+        let user = owner_only::current_user_sid().expect("the user's SID");
+        let wine = std::env::var_os("WINELOADER").is_some();
+        let granted: Vec<&str> = sddl
+            .split('(')
+            .skip(1)
+            .map(|ace| {
+                assert!(ace.starts_with("A;"), "only allow entries: {sddl}");
+                ace.trim_end_matches(')').rsplit(';').next().unwrap_or("")
+            })
+            .collect();
+        assert!(
+            granted.contains(&user.as_str()),
+            "the user is granted: {sddl}"
+        );
+        for sid in granted {
+            assert!(
+                sid == user || (wine && sid == "SY"),
+                "{sid} is granted too: {sddl}"
+            );
+        }
+        if !wine {
+            assert!(sddl.starts_with("D:P"), "nothing inherited: {sddl}");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_saved_token_and_the_folder_made_for_it_are_open_to_the_user_only() {
+        let scratch = tempfile::tempdir().expect("a temporary folder");
+        let dir = scratch.path().join("tokens");
+        let store = FileStore::new(&dir);
+        store.save(&entry()).await.expect("saved");
+        assert_user_only(&owner_only::dacl_of(&dir).expect("the folder's list"));
+        let file = dir.join(file_name(
+            "https://issuer.example",
+            "https://mcp.example/mcp",
+        ));
+        assert_user_only(&owner_only::dacl_of(&file).expect("the file's list"));
+        let loaded = store.load("https://mcp.example/mcp").await.expect("loads");
+        assert_eq!(loaded.len(), 1, "the user still reads it");
+    }
+
+    #[tokio::test]
+    async fn a_token_saved_in_an_existing_folder_is_private_and_the_folder_is_left_alone() {
+        let scratch = tempfile::tempdir().expect("a temporary folder");
+        let before = owner_only::dacl_of(scratch.path()).expect("the folder's list");
+        let store = FileStore::new(scratch.path());
+        store.save(&entry()).await.expect("saved");
+        assert_eq!(
+            owner_only::dacl_of(scratch.path()).expect("the list"),
+            before
+        );
+        let file = scratch.path().join(file_name(
+            "https://issuer.example",
+            "https://mcp.example/mcp",
+        ));
+        assert_user_only(&owner_only::dacl_of(&file).expect("the file's list"));
     }
 }

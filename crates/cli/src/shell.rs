@@ -308,6 +308,14 @@ pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure
     #[cfg(unix)]
     let _interrupts = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::interrupt())
         .map_err(|e| Failure::caused(Exit::Usage, "cannot watch for Ctrl-C", e))?;
+    // On Windows a console Ctrl-C ends a process unless a handler takes
+    // it. Tokio's handler takes it while anyone listens, so holding this
+    // listener for the shell's life keeps a Ctrl-C between two commands
+    // from ending the shell; during a command, the command's own listener
+    // cancels the request. At the prompt, rustyline reads Ctrl-C as a key.
+    #[cfg(windows)]
+    let _interrupts = tokio::signal::windows::ctrl_c()
+        .map_err(|e| Failure::caused(Exit::Usage, "cannot watch for Ctrl-C", e))?;
     editor.set_helper(Some(Completion { names }));
     let history = history_path(global);
     let _ = editor.load_history(&history);

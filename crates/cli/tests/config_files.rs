@@ -232,6 +232,7 @@ fn several_files_merge_and_a_bad_file_is_a_usage_error() {
 }
 
 #[test]
+#[cfg_attr(windows, ignore = "the server is an `sh -c` script")]
 fn env_and_cwd_reach_a_local_server() {
     // A bad -e is refused before anything is spawned.
     mcpwire()
@@ -284,6 +285,10 @@ for line in lines:
 "#;
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn root_directories_are_answered_to_roots_list() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let script = write(dir.path(), "roots.py", ROOTS_SERVER);

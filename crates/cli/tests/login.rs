@@ -182,10 +182,12 @@ fn fake() -> (String, Seen) {
     (base, seen)
 }
 
-#[cfg(unix)]
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the browser this test plays is a /bin/sh script around curl"
+)]
 fn login_keeps_tokens_later_commands_use_them_logout_forgets_them() {
-    use std::os::unix::fs::PermissionsExt;
     let curl = std::process::Command::new("curl").arg("--version").output();
     assert!(
         curl.is_ok_and(|o| o.status.success()),
@@ -200,7 +202,11 @@ fn login_keeps_tokens_later_commands_use_them_logout_forgets_them() {
     // redirect to mcpwire's loopback listener.
     let browser = dir.path().join("browser.sh");
     std::fs::write(&browser, "#!/bin/sh\ncurl -s -L -o /dev/null \"$1\" &\n").unwrap();
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
 
     // Before login: a non-interactive command fails with 3, naming login.
     let out = mcpwire()

@@ -56,6 +56,10 @@ impl Drop for Http {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn ping_and_log_level_work_on_a_stateless_server_and_say_how() {
     let seen = scratch("stdio-seen");
     let _ = std::fs::remove_file(&seen);
@@ -89,6 +93,10 @@ fn ping_and_log_level_work_on_a_stateless_server_and_say_how() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn verbose_negotiates_the_same_era_and_sends_the_same_headers() {
     let seen = scratch("http-seen");
     let _ = std::fs::remove_file(&seen);
@@ -129,6 +137,10 @@ fn verbose_negotiates_the_same_era_and_sends_the_same_headers() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn server_log_messages_reach_stderr_in_the_stateless_era() {
     // The stateless revision sends log messages only for requests that ask
     // for a level: the command asks for info and above, as servers of the
@@ -147,6 +159,10 @@ fn server_log_messages_reach_stderr_in_the_stateless_era() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn a_local_servers_own_stderr_is_shown_when_asked_for() {
     let run = |extra: &[&str]| {
         let out = mcpwire()
@@ -163,6 +179,10 @@ fn a_local_servers_own_stderr_is_shown_when_asked_for() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn a_variable_reaches_a_local_server_only_when_passed() {
     let seen = scratch("pass-env-seen");
     let _ = std::fs::remove_file(&seen);
@@ -184,6 +204,10 @@ fn a_variable_reaches_a_local_server_only_when_passed() {
 }
 
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
 fn a_server_that_fails_for_a_variable_set_here_gets_a_note_on_passing_it() {
     let dir = std::env::temp_dir().join(format!("mcpwire-cli-needs-env-{}", std::process::id()));
     std::fs::create_dir_all(&dir).unwrap();

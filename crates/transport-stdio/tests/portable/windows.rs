@@ -113,6 +113,15 @@ fn demo_behind_cmd(test: &str) -> (PathBuf, String) {
 /// The names of the running processes, lowercased: `tasklist` (Windows),
 /// else `wmic` (Wine's `tasklist` lists nothing). Fails if neither lists
 /// this very process, so an absence is never vacuous.
+///
+/// The lister writes to a file, not a pipe, and is waited for with a
+/// deadline. A loop of this test under Wine stalled once in three runs
+/// with `cmd.exe` and the demo server alive and no panic, so at a point
+/// where only this call was unbounded; the process list then also held an
+/// `explorer.exe /desktop`, which Wine starts for the first program that
+/// needs a desktop. If it inherits the lister's standard handles, a pipe
+/// never reaches its end and `Command::output` waits for ever; a file and
+/// the lister's own exit do not depend on that.
 fn processes() -> String {
     let me = std::env::current_exe().unwrap();
     let me = me.file_name().unwrap().to_string_lossy().to_lowercase();
@@ -120,11 +129,29 @@ fn processes() -> String {
         ("tasklist", &["/fo", "csv", "/nh"]),
         ("wmic", &["process", "get", "name"]),
     ];
+    let out = std::env::temp_dir().join(format!("mcpwire-stdio-{}-ps.txt", std::process::id()));
     for (program, args) in listers {
-        let Ok(out) = std::process::Command::new(program).args(args).output() else {
+        let Ok(file) = std::fs::File::create(&out) else {
             continue;
         };
-        let text = decode(&out.stdout).to_lowercase();
+        let Ok(mut child) = std::process::Command::new(program)
+            .args(args)
+            .stdin(std::process::Stdio::null())
+            .stdout(file)
+            .stderr(std::process::Stdio::null())
+            .spawn()
+        else {
+            continue;
+        };
+        let deadline = Instant::now() + LONG;
+        while child.try_wait().unwrap().is_none() {
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                panic!("{program} did not finish within {LONG:?}");
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let text = decode(&std::fs::read(&out).unwrap_or_default()).to_lowercase();
         if text.contains(&me) {
             return text;
         }
