@@ -278,11 +278,24 @@ impl Env {
         // insta finds the snapshots through `cargo metadata` unless told
         // where the workspace is, and Wine cannot run Linux's cargo; a
         // snapshot that differs fails rather than being written.
-        run(self
-            .cargo("test", WINDOWS)
-            .args(["-p", "mcpwire-cli", "--bins", "--tests"])
-            .env("INSTA_WORKSPACE_ROOT", &self.root)
-            .env("INSTA_UPDATE", "no"))?;
+        let cli_tests = || {
+            run(self
+                .cargo("test", WINDOWS)
+                .args(["-p", "mcpwire-cli", "--bins", "--tests"])
+                .env("INSTA_WORKSPACE_ROOT", &self.root)
+                .env("INSTA_UPDATE", "no"))
+        };
+        // Wine 8's CreateProcess has failed to start `mcpwire.exe` with an
+        // internal error (1359) in 1 run of these tests in 4 here, a test
+        // of ours never involved: such a run is tried once more, and says
+        // so. A second failure fails the step.
+        if let Err(first) = cli_tests() {
+            eprintln!(
+                "cross: the command's tests failed under Wine ({first}); running them once more \
+                 (Wine has failed to start a process with an internal error before)"
+            );
+            cli_tests()?;
+        }
         self.cli_against_demo(&bin.join("mcpwire.exe"), &demo)
     }
 
