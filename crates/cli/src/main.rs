@@ -8,7 +8,8 @@
 //! the global options and the exit codes; `docs/cli.md` shows each command
 //! with real output.
 
-// Lowest layer first; each module imports only from modules above it.
+// In alphabetical order. No import circle between them (`cargo xtask tidy`
+// checks it); `cargo xtask tidy --print` draws their layers.
 mod args;
 mod asked;
 mod commands;

@@ -42,8 +42,8 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// Lowest layer first; each module imports only from modules above it in
-// this list (`cargo xtask tidy` checks it; `--print` draws the layers).
+// In alphabetical order. No import circle between them (`cargo xtask tidy`
+// checks it); `cargo xtask tidy --print` draws their layers.
 mod abort;
 mod client;
 mod config;
