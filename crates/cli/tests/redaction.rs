@@ -265,10 +265,12 @@ fn succeeded(what: &str, out: &Output) -> String {
     text
 }
 
-#[cfg(unix)]
 #[test]
+#[cfg_attr(
+    windows,
+    ignore = "its browser is a shell script around curl, which Windows cannot run"
+)]
 fn no_secret_of_any_credential_flow_reaches_the_output_of_verbose_runs() {
-    use std::os::unix::fs::PermissionsExt;
     let curl = std::process::Command::new("curl").arg("--version").output();
     assert!(
         curl.is_ok_and(|o| o.status.success()),
@@ -337,7 +339,11 @@ fn no_secret_of_any_credential_flow_reaches_the_output_of_verbose_runs() {
     // with -v; the "browser" follows the authorization URL with curl.
     let browser = dir.path().join("browser.sh");
     std::fs::write(&browser, "#!/bin/sh\ncurl -s -L -o /dev/null \"$1\" &\n").unwrap();
-    std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&browser, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let out = mcpwire()
         .env("BROWSER", &browser)
         .args(["-v", "--token-dir", tokens, "login", &url])
