@@ -189,6 +189,10 @@ async fn a_tool_call_is_a_client_span_named_for_its_tool_with_the_conventions_at
     assert_eq!(span.field("server.port"), Some("9"));
     assert_eq!(span.field("error.type"), None, "{span:?}");
     assert_eq!(span.field("otel.status_code"), None);
+    // A subscriber that only observes (no OpenTelemetry layer) changes
+    // nothing that is sent: no trace context appears.
+    let params: serde_json::Value = req.params.as_ref().unwrap().deserialize().unwrap();
+    assert_eq!(params["_meta"].get("traceparent"), None, "{params}");
 }
 
 #[tokio::test]
