@@ -241,13 +241,18 @@ pub(crate) fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
         if let Some((k, n)) = opts.shard {
             out.push(format!("shard-{k}-of-{n}"));
         }
-        let cmd = mutants_command(root, package, &out, &opts, diff.as_deref());
         if listing {
-            run_one(cmd, &out, true)?;
+            let cmd = mutants_command(root, package, &out, &opts, diff.as_deref(), false);
+            run_one(cmd, &out)?;
             continue;
         }
-        // What the run was: the command, and the diff it read (the same
-        // `--diff BASE` names other lines once HEAD moves).
+        // A run that stopped before its end is resumed: cargo-mutants'
+        // `--iterate` skips what it caught already.
+        let resume = !opts.fresh && out.join("mutants.out").join("caught.txt").exists();
+        // What the run was: the command (without `--iterate`, so that a
+        // resumed run finishes the same run), and the diff it read (the
+        // same `--diff BASE` names other lines once HEAD moves).
+        let cmd = mutants_command(root, package, &out, &opts, diff.as_deref(), false);
         let mut key = display(&cmd);
         if let Some(diff) = &diff {
             let text = std::fs::read(diff).unwrap_or_default();
@@ -260,7 +265,8 @@ pub(crate) fn mutants(root: &Path, args: &[String]) -> Result<(), String> {
                 done.display()
             );
         } else {
-            run_one(cmd, &out, opts.fresh)?;
+            let cmd = mutants_command(root, package, &out, &opts, diff.as_deref(), resume);
+            run_one(cmd, &out)?;
             std::fs::write(&done, &key)
                 .map_err(|e| format!("cannot write {}: {e}", done.display()))?;
         }
@@ -354,6 +360,7 @@ fn mutants_command(
     out: &Path,
     opts: &Opts,
     diff: Option<&Path>,
+    resume: bool,
 ) -> Command {
     let theirs = &opts.theirs;
     let given = |flag: &str| {
@@ -384,17 +391,28 @@ fn mutants_command(
         cmd.env("CARGO_TARGET_DIR", root.join("target/mutants/build"))
             .env("CARGO_PROFILE_DEV_DEBUG", "0");
     }
-    cmd.args(theirs);
+    cmd.args(their_args(theirs, resume));
     cmd
 }
 
-/// Runs one crate's cargo-mutants, resuming a previous unfinished run of
-/// the same output directory unless `fresh`.
-fn run_one(mut cmd: Command, out: &Path, fresh: bool) -> Result<(), String> {
-    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
-    if !fresh && out.join("mutants.out").join("caught.txt").exists() {
-        cmd.arg("--iterate");
+/// The arguments given after our `--`, with `--iterate` added when the
+/// run resumes. cargo-mutants reads its own options before the first `--`
+/// in them and hands what follows to the test tool, so `--iterate` goes
+/// before that `--`: after it, nextest would get an option it does not
+/// know, every test run would fail, and every mutant would count as
+/// caught.
+fn their_args(theirs: &[String], resume: bool) -> Vec<String> {
+    let mut args = theirs.to_vec();
+    if resume {
+        let at = args.iter().position(|a| a == "--").unwrap_or(args.len());
+        args.insert(at, "--iterate".to_owned());
     }
+    args
+}
+
+/// Runs one crate's cargo-mutants into `out`.
+fn run_one(mut cmd: Command, out: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(out).map_err(|e| format!("cannot create {}: {e}", out.display()))?;
     eprintln!("$ {}", display(&cmd));
     let status = cmd
         .status()
@@ -686,6 +704,49 @@ mod tests {
             "the same selection, the same directory"
         );
         assert!(selection_label(&args(&["--re=replay"])).is_some());
+    }
+
+    #[test]
+    fn a_resumed_run_gives_iterate_to_cargo_mutants_not_to_the_test_tool() {
+        let args = |s: &[&str]| s.iter().map(|a| (*a).to_owned()).collect::<Vec<_>>();
+        let theirs = args(&[
+            "-j",
+            "1",
+            "--file",
+            "src/fetch.rs",
+            "--",
+            "--lib",
+            "--test",
+            "auth",
+        ]);
+        assert_eq!(
+            their_args(&theirs, true),
+            args(&[
+                "-j",
+                "1",
+                "--file",
+                "src/fetch.rs",
+                "--iterate",
+                "--",
+                "--lib",
+                "--test",
+                "auth"
+            ])
+        );
+        // Only the first `--` splits: a later one belongs to the tests.
+        assert_eq!(
+            their_args(&args(&["--", "--lib", "--", "x"]), true),
+            args(&["--iterate", "--", "--lib", "--", "x"])
+        );
+        assert_eq!(
+            their_args(&args(&["-j", "1"]), true),
+            args(&["-j", "1", "--iterate"])
+        );
+        assert_eq!(
+            their_args(&theirs, false),
+            theirs,
+            "a fresh run adds nothing"
+        );
     }
 
     #[test]
