@@ -114,13 +114,6 @@ impl Subject {
             _ => Self::None,
         }
     }
-
-    pub(crate) fn tool(&self) -> Option<&str> {
-        match self {
-            Self::Tool(n) => Some(n),
-            _ => None,
-        }
-    }
 }
 
 #[cfg(test)]

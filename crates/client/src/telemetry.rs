@@ -93,7 +93,7 @@ impl RequestTrace {
     /// Records how the request ended, on the span and in the metrics.
     pub(crate) fn finish(&self, outcome: &Result<Payload, Error>, peer: &Peer, metrics: &Metrics) {
         let error = match outcome {
-            Ok(payload) if self.subject.tool().is_some() && is_tool_error(payload) => {
+            Ok(payload) if matches!(self.subject, Subject::Tool(_)) && is_tool_error(payload) => {
                 Some(ErrorType::Tool)
             }
             Ok(_) => None,

@@ -383,3 +383,35 @@ async fn a_malformed_message_is_counted_as_refused() {
     within(ping).await.unwrap().unwrap();
     assert_eq!(otel.count("mcpwire.client.refused"), 2);
 }
+
+#[tokio::test]
+async fn metrics_name_the_tool_without_any_tracing_subscriber() {
+    let metrics = InMemoryMetricExporter::default();
+    let meter_provider = SdkMeterProvider::builder()
+        .with_reader(PeriodicReader::builder(metrics.clone()).build())
+        .build();
+    let config = ClientConfig::new().meter(meter_provider.meter("mcpwire"));
+    let (client, mut server) = connected(config).await;
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("lookup", json!({})).await });
+    let req = server.expect_request("tools/call").await;
+    server.respond(&req.id, json!({"content": []})).await;
+    within(call).await.unwrap().unwrap();
+    meter_provider.force_flush().unwrap();
+    let mut tools = Vec::new();
+    for rm in metrics.get_finished_metrics().unwrap() {
+        for sm in rm.scope_metrics() {
+            for m in sm
+                .metrics()
+                .filter(|m| m.name() == "mcp.client.operation.duration")
+            {
+                if let AggregatedMetrics::F64(MetricData::Histogram(h)) = m.data() {
+                    for p in h.data_points() {
+                        tools.extend(attrs(p.attributes()).remove("gen_ai.tool.name"));
+                    }
+                }
+            }
+        }
+    }
+    assert_eq!(tools, ["lookup"]);
+}

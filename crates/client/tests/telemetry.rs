@@ -394,3 +394,44 @@ async fn a_request_the_server_sends_is_answered_inside_a_server_span() {
         Some("no model here")
     );
 }
+
+#[tokio::test]
+async fn the_transports_session_is_named_on_every_span_after_the_handshake() {
+    let (spans, _guard) = capture();
+    let (transport, server_side) = memory_pair(64);
+    let transport = transport
+        .named("streamable-http", "http://127.0.0.1:9/mcp")
+        .with_detail("session-id", "s-77");
+    let mut server = FakeServer::new(server_side);
+    let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.call_tool("echo", json!({})).await });
+    let req = server.expect_request("tools/call").await;
+    server.respond(&req.id, json!({"content": []})).await;
+    within(call).await.unwrap().unwrap();
+    assert_eq!(
+        spans.named("tools/call echo").field("mcp.session.id"),
+        Some("s-77")
+    );
+    assert_eq!(
+        spans.named("initialize").field("mcp.session.id"),
+        None,
+        "the handshake makes the session"
+    );
+}
+
+#[tokio::test]
+async fn a_tool_error_is_only_a_tool_calls() {
+    let (spans, _guard) = capture();
+    let (client, mut server) = connected_as("stdio", "srv", ClientConfig::new()).await;
+    let c = client.clone();
+    let read = tokio::spawn(async move { c.read_resource("file:///a").await });
+    let req = server.expect_request("resources/read").await;
+    server
+        .respond(&req.id, json!({"contents": [], "isError": true}))
+        .await;
+    within(read).await.unwrap().unwrap();
+    assert_eq!(spans.named("resources/read").field("error.type"), None);
+}

@@ -64,6 +64,7 @@ pub struct MemoryTransport {
     stats: Arc<MemoryStats>,
     /// What `info` reports: kind and peer.
     named: Option<(&'static str, String)>,
+    details: Vec<(&'static str, String)>,
 }
 
 /// The peer half of an in-memory pair: a test (or [`FakeServer`]) drives it.
@@ -95,6 +96,7 @@ pub fn memory_pair(capacity: usize) -> (MemoryTransport, MemoryPeer) {
             local_close,
             stats: stats.clone(),
             named: None,
+            details: Vec::new(),
         },
         MemoryPeer {
             from_client,
@@ -113,6 +115,15 @@ impl MemoryTransport {
     #[must_use]
     pub fn named(mut self, kind: &'static str, peer: impl Into<String>) -> Self {
         self.named = Some((kind, peer.into()));
+        self
+    }
+
+    /// The same transport, adding `key: value` to the details of its
+    /// [`TransportInfo`] (say `"session-id"`, as Streamable HTTP reports
+    /// the session a server made).
+    #[must_use]
+    pub fn with_detail(mut self, key: &'static str, value: impl Into<String>) -> Self {
+        self.details.push((key, value.into()));
         self
     }
 
@@ -196,10 +207,13 @@ impl Transport for MemoryTransport {
     }
 
     fn info(&self) -> TransportInfo {
-        match &self.named {
+        let info = match &self.named {
             Some((kind, peer)) => TransportInfo::new(kind, peer.clone()),
             None => TransportInfo::new("memory", "in-memory peer"),
-        }
+        };
+        self.details
+            .iter()
+            .fold(info, |info, (k, v)| info.with_detail(*k, v.clone()))
     }
 }
 
