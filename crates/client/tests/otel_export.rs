@@ -415,3 +415,33 @@ async fn metrics_name_the_tool_without_any_tracing_subscriber() {
     }
     assert_eq!(tools, ["lookup"]);
 }
+
+#[tokio::test]
+async fn a_timeout_is_exported_as_the_spans_error_and_the_durations_label() {
+    let otel = Exporters::new();
+    let (client, mut server) = connected(otel.config()).await;
+    let c = client.clone();
+    let call = tokio::spawn(async move {
+        c.call_tool("slow", json!({}))
+            .timeout(std::time::Duration::from_millis(50))
+            .await
+    });
+    let _unanswered = server.expect_request("tools/call").await;
+    let e = within(call).await.unwrap().unwrap_err();
+    assert_eq!(e.kind(), mcpwire_client::ErrorKind::Timeout);
+
+    let span = otel.span("tools/call slow");
+    assert_eq!(attribute(&span, "error.type"), Some("timeout".into()));
+    assert!(
+        matches!(span.status, Status::Error { .. }),
+        "{:?}",
+        span.status
+    );
+    let points = otel.histogram("mcp.client.operation.duration");
+    assert!(
+        points.iter().any(|(a, n, _)| *n == 1
+            && a.get("gen_ai.tool.name").map(String::as_str) == Some("slow")
+            && a.get("error.type").map(String::as_str) == Some("timeout")),
+        "{points:#?}"
+    );
+}
