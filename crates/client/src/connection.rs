@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use mcpwire_codec::jsonrpc::{Id, Message};
-use mcpwire_transport::{CloseReason, Transport};
+use mcpwire_transport::{CloseReason, Outgoing, Transport};
 use tracing::Instrument as _;
 
 use crate::boxed::unbox;
@@ -380,7 +380,8 @@ async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>)
             Ok(_) if replay => {
                 engine.metrics().count(Count::Replay, engine.peer());
                 tracing::debug!(id, %method, "sent again on the new session");
-                if let Err(e) = engine.sender().send(frame).await {
+                let out = Outgoing::request(frame, Id::Number(id), method);
+                if let Err(e) = engine.sender().send(out).await {
                     engine.complete(id, Err(Error::send(e)));
                 }
             }

@@ -11,7 +11,7 @@ use bytes::{Bytes, BytesMut};
 use mcpwire_codec::jsonrpc::{
     ErrorCode, ErrorObject, Id, Payload, Request, encode_error_response, encode_result,
 };
-use mcpwire_transport::{FrameSender, SendError};
+use mcpwire_transport::{FrameSender, Outgoing, SendError};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{Semaphore, oneshot};
@@ -169,7 +169,7 @@ impl Dispatcher {
             run.0.lock().remove(&req.id);
             let frame = encode_reply(&req.id, outcome);
             if let Some(frame) = frame {
-                let _ = sender.send(frame).await;
+                let _ = sender.send(Outgoing::response(frame, req.id.clone())).await;
             }
         });
         running.0.lock().insert(id, task.abort_handle());
@@ -279,10 +279,11 @@ fn reply(sender: &FrameSender, id: &Id, outcome: Result<Bytes, ErrorObject>) {
     let Some(frame) = encode_reply(id, outcome) else {
         return;
     };
-    if let Err(SendError::Busy(frame)) = sender.try_send(frame) {
+    if let Err(SendError::Busy(frame)) = sender.try_send(Outgoing::response(frame, id.clone())) {
         let sender = sender.clone();
+        let id = id.clone();
         tokio::spawn(async move {
-            let _ = sender.send(frame).await;
+            let _ = sender.send(Outgoing::response(frame, id)).await;
         });
     }
 }

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
 use mcpwire_codec::jsonrpc::{Id, Payload, encode_notification, encode_request_vec};
-use mcpwire_transport::{FrameMeta, FrameSender, SendError};
+use mcpwire_transport::{FrameMeta, FrameSender, Outgoing, SendError};
 use serde::Serialize;
 use serde_json::{Map, Value};
 use tokio::sync::{oneshot, watch};
@@ -213,6 +213,9 @@ impl Engine {
         cancel: Cancel,
     ) -> Result<Payload, Error> {
         self.metrics.bytes(true, frame.len(), &self.peer);
+        // What the transport is told the frame is (HTTP then need not read
+        // it): kept for a second try when the queue is full.
+        let sent_as = method.clone();
         let (tx, mut rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if opts.wants_progress() {
             let (t, r) = watch::channel(None);
@@ -237,11 +240,12 @@ impl Engine {
             sent: false,
             cancel,
         };
-        match self.sender.try_send_with(frame, meta.clone()) {
+        let out = Outgoing::request(frame, Id::Number(id), sent_as.clone()).with_meta(meta.clone());
+        match self.sender.try_send(out) {
             Ok(()) => {}
             Err(SendError::Busy(frame)) => self
                 .sender
-                .send_with(frame, meta)
+                .send(Outgoing::request(frame, Id::Number(id), sent_as).with_meta(meta))
                 .await
                 .map_err(Error::send)?,
             Err(e) => return Err(Error::send(e)),
@@ -325,7 +329,8 @@ impl Engine {
         let mut buf = BytesMut::new();
         encode_notification(&mut buf, method, params)
             .map_err(|e| Error::decode("notification params", e))?;
-        self.sender.send(buf.freeze()).await.map_err(Error::send)
+        let out = Outgoing::notification(buf.freeze(), method.to_owned());
+        self.sender.send(out).await.map_err(Error::send)
     }
 
     /// Completes the caller waiting for `id`. False if nobody waits (a late
@@ -379,18 +384,20 @@ impl Engine {
             tracing::debug!(id, reason, "request cancelled: its answer stream is closed");
             return;
         }
+        const CANCELLED: &str = "notifications/cancelled";
         let params = serde_json::json!({"requestId": id, "reason": reason});
         let mut buf = BytesMut::new();
-        if encode_notification(&mut buf, "notifications/cancelled", Some(&params)).is_err() {
+        if encode_notification(&mut buf, CANCELLED, Some(&params)).is_err() {
             return;
         }
-        if let Err(SendError::Busy(frame)) = self.sender.try_send(buf.freeze()) {
+        let out = Outgoing::notification(buf.freeze(), CANCELLED);
+        if let Err(SendError::Busy(frame)) = self.sender.try_send(out) {
             // The queue is full: hand the notice to a task rather than block
             // a drop. Without a runtime it is simply not sent.
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 let sender = self.sender.clone();
                 rt.spawn(async move {
-                    let _ = sender.send(frame).await;
+                    let _ = sender.send(Outgoing::notification(frame, CANCELLED)).await;
                 });
             }
         }

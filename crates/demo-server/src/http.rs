@@ -131,6 +131,7 @@ async fn answer_stream(request: Bytes, id: Id) -> Response<Answer> {
     let (events, body) = mpsc::channel(16);
     tokio::spawn(async move {
         while let Some(frame) = rx.recv().await {
+            let frame = frame.frame;
             let last = matches!(
                 Message::parse(frame.clone()),
                 Ok(Message::Response(ref r)) if r.id.as_ref() == Some(&id)

@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use mcpwire_transport::{
-    Active, CloseReason, FrameSender, Grants, Transport, TransportError, TransportEvent,
+    Active, CloseReason, FrameSender, Grants, Outgoing, Transport, TransportError, TransportEvent,
     TransportInfo,
 };
 use tokio::sync::{mpsc, watch};
@@ -72,7 +72,7 @@ pub struct MemoryTransport {
 /// [`FakeServer`]: crate::FakeServer
 #[derive(Debug)]
 pub struct MemoryPeer {
-    pub(crate) from_client: mpsc::Receiver<Bytes>,
+    pub(crate) from_client: mpsc::Receiver<Outgoing>,
     pub(crate) to_client: mpsc::Sender<PeerEvent>,
     pub(crate) local_close: watch::Receiver<bool>,
     pub(crate) stats: Arc<MemoryStats>,
@@ -224,8 +224,8 @@ impl MemoryPeer {
         let mut close = self.local_close.clone();
         tokio::select! {
             biased;
-            f = self.from_client.recv() => f,
-            _ = close.wait_for(|c| *c) => self.from_client.try_recv().ok(),
+            f = self.from_client.recv() => f.map(|f| f.frame),
+            _ = close.wait_for(|c| *c) => self.from_client.try_recv().ok().map(|f| f.frame),
         }
     }
 

@@ -25,9 +25,10 @@
 //! which a transport takes frames on the sender's own task (`mcpwire-http`
 //! uses it).
 //!
-//! Frames may carry [`FrameMeta`] (header fields for transports whose
-//! messages have headers, such as HTTP), given with
-//! [`FrameSender::send_with`]; a transport without headers ignores it. A
+//! A sender may say what a frame is and add header fields for transports
+//! whose messages have headers, such as HTTP ([`Outgoing`]: its
+//! [`FrameKind`] and [`FrameMeta`]), so such a transport need not read the
+//! frame again; a transport without headers ignores both. A
 //! transport that carries each request on its own stream can stop one
 //! ([`FrameSender::abort`], through its [`RequestAbort`]).
 //!
@@ -68,12 +69,12 @@ mod active;
 mod direct;
 mod error;
 mod event;
-mod frame_meta;
 #[cfg(feature = "test-util")]
 mod harness;
 mod io;
 mod io_config;
 mod outbound;
+mod outgoing;
 mod sender;
 mod tap;
 mod tapped;
@@ -86,11 +87,11 @@ pub use abort::RequestAbort;
 pub use active::{Active, Grants};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
-pub use frame_meta::{FrameMeta, FrameMetaSink};
 #[cfg(feature = "test-util")]
 pub use harness::{GrantHarness, HarnessError};
 pub use io::IoTransport;
 pub use io_config::{Framing, IoConfig, NonJsonPolicy};
+pub use outgoing::{FrameKind, FrameMeta, Outgoing};
 pub use sender::FrameSender;
 #[cfg(feature = "direct-send")]
 pub use sender::{DirectSend, Offered};

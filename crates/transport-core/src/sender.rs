@@ -8,8 +8,8 @@ use mcpwire_codec::jsonrpc::Id;
 use crate::SendError;
 use crate::abort::RequestAbort;
 use crate::direct::Direct;
-use crate::frame_meta::{FrameMeta, FrameMetaSink};
 use crate::outbound::Outbound;
+use crate::outgoing::Outgoing;
 use crate::tap::{Direction, Tap, Tapped};
 
 /// The sending half of a transport: cheap to clone and shared by every caller.
@@ -29,9 +29,9 @@ pub struct FrameSender {
     /// Set by other transports (HTTP): the same, through [`DirectSend`].
     #[cfg(feature = "direct-send")]
     hook: Option<Arc<dyn DirectSend>>,
-    /// Set by transports whose messages carry headers: receives the
-    /// metadata of [`send_with`](Self::send_with).
-    meta_sink: Option<Arc<dyn FrameMetaSink>>,
+    /// Set by transports whose messages carry headers: they read each
+    /// frame's [`FrameMeta`](crate::FrameMeta).
+    reads_meta: bool,
     /// Set by transports that can stop one request in flight: see
     /// [`abort`](Self::abort).
     abort: Option<Arc<dyn RequestAbort>>,
@@ -42,11 +42,12 @@ pub struct FrameSender {
 /// Where queued frames go.
 #[derive(Debug, Clone)]
 enum Queue {
-    /// A queue made with the sender.
-    Own(mpsc::Sender<Bytes>),
+    /// A queue made with the sender: the transport gets each message whole.
+    Own(mpsc::Sender<Outgoing>),
     /// A byte-stream transport's: a sender writes a frame itself when
     /// nothing is queued, saving the writer task's wake-up, and the queue
-    /// and its writer task are made when a frame first needs them.
+    /// and its writer task are made when a frame first needs them. Only the
+    /// bytes are kept: a byte stream has no headers.
     Lazy(Arc<Outbound>),
 }
 
@@ -66,7 +67,7 @@ pub trait DirectSend: Send + Sync + std::fmt::Debug {
     /// Takes `frame` now if nothing is ahead of it, or hands it back to be
     /// queued (then counted as queued until [`unqueue`](Self::unqueue) or
     /// the transport's driver takes it).
-    fn offer(&self, frame: Bytes) -> Offered;
+    fn offer(&self, frame: Outgoing) -> Offered;
 
     /// A frame answered with [`Offered::Queue`] never made it into the
     /// queue (full, closed, or the `send` future was dropped).
@@ -82,16 +83,16 @@ pub enum Offered {
     /// cannot.
     Taken,
     /// Put it in the queue (it is counted as queued).
-    Queue(Bytes),
+    Queue(Outgoing),
     /// The transport has stopped taking frames.
-    Closed(Bytes),
+    Closed(Outgoing),
 }
 
 impl FrameSender {
     /// A sender with a queue of `capacity` frames, and the receiving end the
     /// transport drains. The maximum frame length starts at the codec default
     /// (16 MiB).
-    pub fn channel(capacity: usize) -> (FrameSender, mpsc::Receiver<Bytes>) {
+    pub fn channel(capacity: usize) -> (FrameSender, mpsc::Receiver<Outgoing>) {
         let (tx, rx) = mpsc::channel(capacity.max(1));
         (Self::with_queue(Queue::Own(tx)), rx)
     }
@@ -110,17 +111,9 @@ impl FrameSender {
             can_send: true,
             #[cfg(feature = "direct-send")]
             hook: None,
-            meta_sink: None,
+            reads_meta: false,
             abort: None,
             tap: None,
-        }
-    }
-
-    /// The queue (made now for a lazy one).
-    fn tx(&self) -> &mpsc::Sender<Bytes> {
-        match &self.queue {
-            Queue::Own(tx) => tx,
-            Queue::Lazy(outbound) => outbound.queue(),
         }
     }
 
@@ -157,12 +150,11 @@ impl FrameSender {
         self
     }
 
-    /// Hands the metadata of [`send_with`](Self::send_with) and
-    /// [`try_send_with`](Self::try_send_with) to `sink` (see
-    /// [`FrameMetaSink`]). Without a sink, metadata is dropped.
+    /// Marks this sender's transport as one that reads each frame's
+    /// [`FrameMeta`](crate::FrameMeta) (see [`wants_meta`](Self::wants_meta)).
     #[must_use]
-    pub fn meta_sink(mut self, sink: Arc<dyn FrameMetaSink>) -> Self {
-        self.meta_sink = Some(sink);
+    pub fn reads_meta(mut self) -> Self {
+        self.reads_meta = true;
         self
     }
 
@@ -200,99 +192,80 @@ impl FrameSender {
     /// True if the transport reads frame metadata (a caller may skip
     /// building it otherwise).
     pub fn wants_meta(&self) -> bool {
-        self.meta_sink.is_some()
-    }
-
-    fn attach(&self, frame: &Bytes, meta: Option<Arc<FrameMeta>>) {
-        if let (Some(sink), Some(meta)) = (&self.meta_sink, meta) {
-            sink.attach(frame, meta);
-        }
+        self.reads_meta
     }
 
     /// Writes the frame at once if possible. `Ok(None)`: done; `Ok(Some)`:
     /// queue it (counted as queued); `Err`: the transport is closed.
-    fn try_direct(&self, frame: Bytes) -> Result<Option<Bytes>, SendError> {
+    fn try_direct(&self, frame: Outgoing) -> Result<Option<Outgoing>, SendError> {
         #[cfg(feature = "direct-send")]
         if let Some(hook) = &self.hook {
             return match hook.offer(frame) {
                 Offered::Taken => Ok(None),
                 Offered::Queue(frame) => Ok(Some(frame)),
-                Offered::Closed(frame) => Err(SendError::Closed(frame)),
+                Offered::Closed(frame) => Err(SendError::Closed(frame.frame)),
             };
         }
         match &self.queue {
             Queue::Own(_) => Ok(Some(frame)),
-            Queue::Lazy(outbound) => match outbound.shared.try_direct(frame) {
+            Queue::Lazy(outbound) => match outbound.shared.try_direct(frame.frame) {
                 Direct::Done => Ok(None),
                 Direct::Left => {
                     outbound.start_writer();
                     Ok(None)
                 }
-                Direct::Queue(frame) => Ok(Some(frame)),
+                Direct::Queue(frame) => Ok(Some(Outgoing::from(frame))),
                 Direct::Closed(frame) => Err(SendError::Closed(frame)),
             },
         }
     }
 
-    fn check(&self, frame: Bytes) -> Result<Bytes, SendError> {
+    fn check(&self, frame: Outgoing) -> Result<Outgoing, SendError> {
         if !self.can_send {
-            return Err(SendError::NotSupported(frame));
+            return Err(SendError::NotSupported(frame.frame));
         }
-        if frame.len() > self.max_frame_len {
-            return Err(SendError::TooLarge(frame, self.max_frame_len));
+        if frame.frame.len() > self.max_frame_len {
+            return Err(SendError::TooLarge(frame.frame, self.max_frame_len));
         }
-        if self.reject_newlines && memchr_newline(&frame) {
-            return Err(SendError::EmbeddedNewline(frame));
+        if self.reject_newlines && memchr_newline(&frame.frame) {
+            return Err(SendError::EmbeddedNewline(frame.frame));
         }
         Ok(frame)
     }
 
-    /// Queues `frame` if there is room now.
-    pub fn try_send(&self, frame: Bytes) -> Result<(), SendError> {
-        self.try_send_with(frame, None)
-    }
-
-    /// [`try_send`](Self::try_send) with metadata for the transport (see
-    /// [`FrameMeta`]); a transport without a sink ignores it.
-    pub fn try_send_with(
-        &self,
-        frame: Bytes,
-        meta: Option<Arc<FrameMeta>>,
-    ) -> Result<(), SendError> {
-        let frame = self.check(frame)?;
-        self.attach(&frame, meta);
-        let shown = self.tap.as_ref().map(|_| frame.clone());
+    /// Queues `frame` (bytes, or an [`Outgoing`] that says what they are)
+    /// if there is room now.
+    pub fn try_send(&self, frame: impl Into<Outgoing>) -> Result<(), SendError> {
+        let frame = self.check(frame.into())?;
+        let shown = self.tap.as_ref().map(|_| frame.frame.clone());
         let Some(frame) = self.try_direct(frame)? else {
             self.show(shown);
             return Ok(());
         };
-        self.tx().try_send(frame).map_err(|e| {
-            self.unqueue();
-            match e {
+        let queued = match &self.queue {
+            Queue::Own(tx) => tx.try_send(frame).map_err(|e| match e {
+                mpsc::error::TrySendError::Full(f) => SendError::Busy(f.frame),
+                mpsc::error::TrySendError::Closed(f) => SendError::Closed(f.frame),
+            }),
+            Queue::Lazy(outbound) => outbound.queue().try_send(frame.frame).map_err(|e| match e {
                 mpsc::error::TrySendError::Full(f) => SendError::Busy(f),
                 mpsc::error::TrySendError::Closed(f) => SendError::Closed(f),
-            }
-        })?;
+            }),
+        };
+        if queued.is_err() {
+            self.unqueue();
+        }
+        queued?;
         self.show(shown);
         Ok(())
     }
 
-    /// Queues `frame`, waiting for room. Cancel-safe: if the future is dropped
-    /// before it completes, the frame was not queued.
-    pub async fn send(&self, frame: Bytes) -> Result<(), SendError> {
-        self.send_with(frame, None).await
-    }
-
-    /// [`send`](Self::send) with metadata for the transport (see
-    /// [`FrameMeta`]); a transport without a sink ignores it.
-    pub async fn send_with(
-        &self,
-        frame: Bytes,
-        meta: Option<Arc<FrameMeta>>,
-    ) -> Result<(), SendError> {
-        let frame = self.check(frame)?;
-        self.attach(&frame, meta);
-        let shown = self.tap.as_ref().map(|_| frame.clone());
+    /// Queues `frame` (bytes, or an [`Outgoing`] that says what they are),
+    /// waiting for room. Cancel-safe: if the future is dropped before it
+    /// completes, the frame was not queued.
+    pub async fn send(&self, frame: impl Into<Outgoing>) -> Result<(), SendError> {
+        let frame = self.check(frame.into())?;
+        let shown = self.tap.as_ref().map(|_| frame.frame.clone());
         let Some(frame) = self.try_direct(frame)? else {
             self.show(shown);
             return Ok(());
@@ -308,12 +281,15 @@ impl FrameSender {
             }
         }
         let mut guard = Unqueue(Some(self));
-        let result = self.tx().send(frame).await;
+        let result = match &self.queue {
+            Queue::Own(tx) => tx.send(frame).await.map_err(|e| e.0.frame),
+            Queue::Lazy(outbound) => outbound.queue().send(frame.frame).await.map_err(|e| e.0),
+        };
         if result.is_ok() {
             guard.0 = None;
             self.show(shown);
         }
-        result.map_err(|e| SendError::Closed(e.0))
+        result.map_err(SendError::Closed)
     }
 
     fn unqueue(&self) {
@@ -345,6 +321,7 @@ fn memchr_newline(frame: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::outgoing::{FrameKind, FrameMeta};
 
     #[tokio::test]
     async fn busy_too_large_newline_and_closed_hand_the_frame_back() {
@@ -362,7 +339,7 @@ mod tests {
             tx.try_send(Bytes::from_static(b"{\n}")),
             Err(SendError::EmbeddedNewline(_))
         ));
-        assert_eq!(rx.recv().await.unwrap(), "{}");
+        assert_eq!(rx.recv().await.unwrap().frame, "{}");
         drop(rx);
         let err = tx.send(Bytes::from_static(b"1")).await.unwrap_err();
         assert_eq!(err.into_frame(), "1");
@@ -397,9 +374,9 @@ mod tests {
             tx.try_send(Bytes::from_static(b"12345")),
             Err(SendError::TooLarge(..))
         ));
-        assert_eq!(rx.recv().await.unwrap(), "a");
+        assert_eq!(rx.recv().await.unwrap().frame, "a");
         tx.send(Bytes::from_static(b"c")).await.unwrap();
-        assert_eq!(rx.recv().await.unwrap(), "c");
+        assert_eq!(rx.recv().await.unwrap().frame, "c");
         drop(rx);
         assert!(tx.send(Bytes::from_static(b"d")).await.is_err());
         assert_eq!(*shown.0.lock().unwrap(), ["a", "c"]);
@@ -430,12 +407,12 @@ mod tests {
 
     #[cfg(feature = "direct-send")]
     impl DirectSend for Hook {
-        fn offer(&self, frame: Bytes) -> Offered {
+        fn offer(&self, frame: Outgoing) -> Offered {
             use std::sync::atomic::Ordering::SeqCst;
             self.offered.fetch_add(1, SeqCst);
-            match frame.first() {
+            match frame.frame.first() {
                 Some(b't') => {
-                    self.taken.lock().unwrap().push(frame);
+                    self.taken.lock().unwrap().push(frame.frame);
                     Offered::Taken
                 }
                 Some(b'c') => Offered::Closed(frame),
@@ -484,50 +461,46 @@ mod tests {
                 .is_err()
         );
         assert_eq!(hook.queued.load(SeqCst), 1);
-        assert_eq!(rx.recv().await.unwrap(), "q1");
+        assert_eq!(rx.recv().await.unwrap().frame, "q1");
         // The hook's `Closed` is the sender's `Closed`, frame handed back.
         assert!(
             matches!(tx.try_send(Bytes::from_static(b"c1")), Err(SendError::Closed(f)) if f == "c1")
         );
     }
 
-    /// Records what it was given.
-    #[derive(Debug, Default)]
-    struct Sink(std::sync::Mutex<Vec<(Bytes, Arc<FrameMeta>)>>);
-
-    impl FrameMetaSink for Sink {
-        fn attach(&self, frame: &Bytes, meta: Arc<FrameMeta>) {
-            self.0.lock().unwrap().push((frame.clone(), meta));
-        }
-    }
-
     #[tokio::test]
-    async fn metadata_reaches_the_sink_before_its_frame_and_only_checked_frames() {
-        let sink = Arc::new(Sink::default());
+    async fn a_message_reaches_the_transport_whole_and_only_once_checked() {
         let (tx, mut rx) = FrameSender::channel(4);
-        // Without a sink, metadata is dropped and the frame still goes.
+        assert!(!tx.wants_meta());
+        let tx = tx.max_frame_len(4).reads_meta();
+        assert!(tx.wants_meta());
         let meta = Arc::new(FrameMeta::new().header("Mcp-Method", "ping"));
-        tx.send_with(Bytes::from_static(b"a"), Some(meta.clone()))
+        let request = Outgoing::request(Bytes::from_static(b"a"), Id::Number(7), "ping")
+            .with_meta(Some(meta.clone()));
+        tx.try_send(request.clone()).unwrap();
+        tx.send(Outgoing::notification(Bytes::from_static(b"b"), "n"))
             .await
             .unwrap();
-        assert!(!tx.wants_meta());
-        let tx = tx.max_frame_len(4).meta_sink(sink.clone());
-        assert!(tx.wants_meta());
-        tx.try_send_with(Bytes::from_static(b"b"), Some(meta.clone()))
-            .unwrap();
-        tx.send_with(Bytes::from_static(b"c"), None).await.unwrap();
+        tx.send(Bytes::from_static(b"c")).await.unwrap();
         assert!(matches!(
-            tx.send_with(Bytes::from_static(b"12345"), Some(meta.clone()))
-                .await,
+            tx.send(Outgoing::request(
+                Bytes::from_static(b"12345"),
+                Id::Number(8),
+                "x"
+            ))
+            .await,
             Err(SendError::TooLarge(..))
         ));
-        let seen = sink.0.lock().unwrap().clone();
-        assert_eq!(seen.len(), 1, "only the checked frame with metadata");
-        assert_eq!(seen[0].0, "b");
-        assert_eq!(seen[0].1.get("mcp-method"), Some("ping"));
-        for want in ["a", "b", "c"] {
-            assert_eq!(rx.recv().await.unwrap(), want);
-        }
+        assert_eq!(rx.recv().await.unwrap(), request);
+        let second = rx.recv().await.unwrap();
+        assert_eq!(second.kind, FrameKind::Notification { method: "n".into() });
+        assert_eq!(second.meta, None);
+        let third = rx.recv().await.unwrap();
+        assert_eq!(
+            (third.frame.as_ref(), third.kind),
+            (&b"c"[..], FrameKind::Unknown)
+        );
+        assert!(rx.try_recv().is_err(), "the refused frame was never queued");
     }
 
     #[cfg(feature = "direct-send")]

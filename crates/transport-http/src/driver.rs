@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Uri;
-use mcpwire_transport::{CloseReason, DirectSend as _};
+use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::client::HttpClient;
@@ -113,7 +113,7 @@ impl Driver {
     /// finds, until it closes.
     pub(crate) async fn run(
         self,
-        mut rx: mpsc::Receiver<Bytes>,
+        mut rx: mpsc::Receiver<Outgoing>,
         mut shutdown: watch::Receiver<bool>,
         start: Start,
     ) -> CloseReason {
@@ -135,7 +135,7 @@ impl Driver {
             Start::Auto => {
                 // Frames taken from the queue but not yet handed on (and so
                 // still counted as queued).
-                let mut next: Option<Bytes> = None;
+                let mut next: Option<Outgoing> = None;
                 loop {
                     let first = match next.take() {
                         Some(frame) => Some(frame),
@@ -151,7 +151,7 @@ impl Driver {
                     self.direct.unqueue();
                     // Boxed: the probe is over before the session idles.
                     let mut probe = Box::pin(self.probe(first.clone()));
-                    let outcome = if Outbound::classify(&first).is_initialize() {
+                    let outcome = if Outbound::of(&first).is_initialize() {
                         probe.await
                     } else {
                         // A request before the handshake (the era probe's
@@ -162,7 +162,7 @@ impl Driver {
                         tokio::select! {
                             outcome = &mut probe => outcome,
                             frame = rx.recv() => match frame {
-                                Some(frame) if Outbound::classify(&frame).is_initialize() => {
+                                Some(frame) if Outbound::of(&frame).is_initialize() => {
                                     tracing::debug!(url = %self.ctx.url, "initialize sent while the first request waits: that request is abandoned");
                                     drop(probe);
                                     next = Some(frame);
@@ -201,9 +201,10 @@ impl Driver {
     /// refusal of anything before it (any error status but 401 and 403: the
     /// stateless era's `server/discover` at a server of the `initialize`
     /// era) is that request's answer, and the next frame decides.
-    async fn probe(&self, frame: Bytes) -> Probe {
+    async fn probe(&self, frame: Outgoing) -> Probe {
         let ctx = &self.ctx;
-        let kind = ctx.shared.metas.classify(&frame);
+        let kind = Outbound::of(&frame);
+        let frame = frame.frame;
         let build = Build::Post {
             frame: &frame,
             kind: &kind,

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use http::Uri;
-use mcpwire_transport::{CloseReason, TransportError};
+use mcpwire_transport::{CloseReason, Outgoing, TransportError};
 use tokio::sync::{mpsc, watch};
 
 use crate::context::Ctx;
@@ -128,7 +128,7 @@ impl Legacy {
     /// has still to post there.
     pub(crate) async fn run(
         mut self,
-        mut rx: mpsc::Receiver<Bytes>,
+        mut rx: mpsc::Receiver<Outgoing>,
         mut shutdown: watch::Receiver<bool>,
         pending: Option<(Bytes, Box<LegacyStream>)>,
     ) -> CloseReason {
@@ -175,7 +175,7 @@ impl Legacy {
                 frame = rx.recv() => match frame {
                     Some(frame) => {
                         tokio::select! {
-                            _ = self.post(frame) => {}
+                            _ = self.post(frame.frame) => {}
                             _ = shutdown.changed() => break,
                         }
                     }
@@ -188,7 +188,7 @@ impl Legacy {
             let timeout = self.ctx.client.config().close_timeout;
             let flush = async {
                 while let Some(frame) = rx.recv().await {
-                    self.post(frame).await;
+                    self.post(frame.frame).await;
                 }
             };
             let _ = tokio::time::timeout(timeout, flush).await;

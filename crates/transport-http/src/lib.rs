@@ -53,7 +53,6 @@ mod driver;
 mod error;
 mod events;
 mod fetch;
-mod frame_meta;
 mod legacy;
 mod mode;
 mod outbound;

@@ -1,7 +1,10 @@
 //! What the transport reads of an outbound frame before posting it: whether
 //! it is a request (and its id), a notification, or anything else.
 //!
-//! Why a peek rather than a full parse: every frame is classified, and a full
+//! The client says so itself ([`Outgoing`]'s kind): the frame is then not
+//! read at all. A frame handed over as bare bytes is peeked at.
+//!
+//! Why a peek rather than a full parse: every such frame is classified, and a full
 //! envelope parse validates the whole `params` value, which is most of the
 //! frame (about 6% of the client's instructions per call in the sequential
 //! benchmark). The peek reads the top-level members in order and stops as
@@ -15,7 +18,7 @@ use bytes::Bytes;
 use std::sync::Arc;
 
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_transport::FrameMeta;
+use mcpwire_transport::{FrameKind, FrameMeta, Outgoing};
 use serde::Deserializer as _;
 use serde::de::{self, IgnoredAny, MapAccess, Visitor};
 use serde_json::value::RawValue;
@@ -26,7 +29,7 @@ use serde_json::value::RawValue;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) enum Outbound {
     /// A request: an answer (JSON or SSE) is expected on its POST. `meta`
-    /// is what its sender attached (see `crate::frame_meta`).
+    /// is the header fields its sender gave.
     Request {
         id: Id,
         initialize: bool,
@@ -39,9 +42,34 @@ pub(crate) enum Outbound {
 }
 
 impl Outbound {
+    /// What `out` is: as its sender says, or else by its top-level `id`,
+    /// `method`, `result` and `error` members.
+    pub(crate) fn of(out: &Outgoing) -> Outbound {
+        match &out.kind {
+            FrameKind::Request { id, method } => Outbound::Request {
+                id: id.clone(),
+                initialize: method == "initialize",
+                meta: out.meta.clone(),
+            },
+            FrameKind::Notification { method } => Outbound::Notification {
+                initialized: method == "notifications/initialized",
+            },
+            FrameKind::Response { .. } => Outbound::Other,
+            // Not said, or a kind added later: read the frame.
+            _ => match Self::classify(&out.frame) {
+                Outbound::Request { id, initialize, .. } => Outbound::Request {
+                    id,
+                    initialize,
+                    meta: out.meta.clone(),
+                },
+                other => other,
+            },
+        }
+    }
+
     /// Classifies `frame` by its top-level `id`, `method`, `result` and
     /// `error` members.
-    pub(crate) fn classify(frame: &Bytes) -> Outbound {
+    fn classify(frame: &Bytes) -> Outbound {
         if let Some((id, rest)) = common_prefix(frame)
             && let Some(method) = rest.strip_prefix(br#","method":""#).and_then(plain_string)
         {
@@ -244,6 +272,50 @@ mod tests {
 
     fn classify(s: &str) -> Outbound {
         Outbound::classify(&Bytes::copy_from_slice(s.as_bytes()))
+    }
+
+    #[test]
+    fn what_the_sender_says_is_taken_without_reading_the_frame() {
+        let meta = Arc::new(FrameMeta::new().header("Mcp-Method", "tools/call"));
+        // Bytes nobody could read: only the sender's word classifies them.
+        let unreadable = Bytes::from_static(b"not json");
+        let request = Outgoing::request(unreadable.clone(), Id::Number(7), "initialize")
+            .with_meta(Some(meta.clone()));
+        assert_eq!(
+            Outbound::of(&request),
+            Outbound::Request {
+                id: Id::Number(7),
+                initialize: true,
+                meta: Some(meta.clone()),
+            }
+        );
+        let note = Outgoing::notification(unreadable.clone(), "notifications/initialized");
+        assert_eq!(
+            Outbound::of(&note),
+            Outbound::Notification { initialized: true }
+        );
+        let other = Outgoing::notification(unreadable.clone(), "notifications/progress");
+        assert_eq!(
+            Outbound::of(&other),
+            Outbound::Notification { initialized: false }
+        );
+        // A response is posted as it is, even one that looks like a request.
+        let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#);
+        assert_eq!(
+            Outbound::of(&Outgoing::response(answer.clone(), Id::Number(3))),
+            Outbound::Other
+        );
+        // Bare bytes are read, and keep the header fields they came with.
+        let bare = Outgoing::from(answer).with_meta(Some(meta.clone()));
+        assert_eq!(
+            Outbound::of(&bare),
+            Outbound::Request {
+                id: Id::Number(3),
+                initialize: false,
+                meta: Some(meta),
+            }
+        );
+        assert_eq!(Outbound::of(&Outgoing::from(unreadable)), Outbound::Other);
     }
 
     #[test]

@@ -94,7 +94,7 @@ impl Build<'_> {
     }
 }
 
-/// The client's header fields for this request (see `crate::frame_meta`),
+/// The client's header fields for this request (the `FrameMeta` it was sent with),
 /// after the session's: a `MCP-Protocol-Version` among them replaces the
 /// session's. A field that is not a valid header is dropped, with a debug
 /// line; the request still goes.

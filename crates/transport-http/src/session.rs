@@ -3,13 +3,11 @@ use std::sync::atomic::{AtomicU8, AtomicU64, Ordering};
 
 use http::{HeaderValue, Uri};
 
-use bytes::Bytes;
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_transport::{FrameMeta, FrameMetaSink, RequestAbort};
+use mcpwire_transport::RequestAbort;
 
 use crate::HttpMode;
 use crate::abort::Aborts;
-use crate::frame_meta::Metas;
 
 /// State shared by a transport's handle, its driver and its stream tasks.
 ///
@@ -23,8 +21,6 @@ pub(crate) struct Shared {
     mode: AtomicU8,
     generation: AtomicU64,
     state: Mutex<SessionSnapshot>,
-    /// The client's metadata for requests not yet posted.
-    pub(crate) metas: std::sync::Arc<Metas>,
     /// The requests in flight that can be cancelled by closing their stream.
     pub(crate) aborts: std::sync::Arc<Aborts>,
     /// Shown every frame as it is sent, with its headers, and as it is
@@ -49,7 +45,6 @@ impl Shared {
             mode: AtomicU8::new(mode.map_or(0, HttpMode::code)),
             generation: AtomicU64::new(0),
             state: Mutex::new(SessionSnapshot::default()),
-            metas: Default::default(),
             aborts: Default::default(),
             tap: std::sync::OnceLock::new(),
         }
@@ -89,17 +84,6 @@ impl RequestAbort for Shared {
             Some(HttpMode::LegacySse | HttpMode::ReceiveOnlySse) => false,
             Some(HttpMode::StreamableHttp) | None => self.aborts.abort(id),
         }
-    }
-}
-
-/// The client's metadata waits for its request (`crate::frame_meta`); it
-/// also arms the aborts (`crate::abort`): only the stateless revision's
-/// requests carry metadata, and only there is closing the stream a
-/// cancellation.
-impl FrameMetaSink for Shared {
-    fn attach(&self, frame: &Bytes, meta: std::sync::Arc<FrameMeta>) {
-        self.aborts.arm();
-        self.metas.attach(frame, meta);
     }
 }
 

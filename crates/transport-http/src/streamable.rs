@@ -16,7 +16,7 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
-use mcpwire_transport::{CloseReason, DirectSend as _};
+use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
@@ -72,9 +72,9 @@ impl Streamable {
     /// queued) while the automatic fallback's probe ran.
     pub(crate) async fn run(
         mut self,
-        mut rx: mpsc::Receiver<Bytes>,
+        mut rx: mpsc::Receiver<Outgoing>,
         mut shutdown: watch::Receiver<bool>,
-        held: Option<Bytes>,
+        held: Option<Outgoing>,
     ) -> CloseReason {
         // Requests in flight live in `direct`, where senders may add
         // theirs; polling it (first in the loop) also gives them the
@@ -118,8 +118,9 @@ impl Streamable {
     /// stream for long); everything else is posted before the next frame, so
     /// a notification such as `initialized` reaches the server before the
     /// requests queued after it.
-    async fn send(&mut self, frame: Bytes) -> Option<Exchange> {
-        let kind = self.ctx.shared.metas.classify(&frame);
+    async fn send(&mut self, frame: Outgoing) -> Option<Exchange> {
+        let kind = Outbound::of(&frame);
+        let frame = frame.frame;
         self.ctx.shared.refresh(&mut self.snap);
         let build = Build::Post {
             frame: &frame,
@@ -238,7 +239,7 @@ impl Streamable {
 
     /// Closing: flush what is queued, end the session, stop every task; all
     /// within the close timeout.
-    async fn close(&mut self, mut rx: mpsc::Receiver<Bytes>) {
+    async fn close(&mut self, mut rx: mpsc::Receiver<Outgoing>) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
@@ -253,7 +254,8 @@ impl Streamable {
         let flush = async {
             while let Some(frame) = rx.recv().await {
                 direct.unqueue();
-                let kind = ctx.shared.metas.classify(&frame);
+                let kind = Outbound::of(&frame);
+                let frame = frame.frame;
                 let build = Build::Post {
                     frame: &frame,
                     kind: &kind,

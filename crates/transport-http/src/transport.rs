@@ -149,7 +149,7 @@ impl HttpTransport {
         let (sender, rx) = FrameSender::channel(config.queue_capacity);
         let mut sender = sender
             .max_frame_len(config.max_frame_len)
-            .meta_sink(shared.clone())
+            .reads_meta()
             .abort_sink(shared.clone());
         match start {
             Start::ReceiveOnly => sender = sender.receive_only(),

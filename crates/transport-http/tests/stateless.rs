@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_http::{HttpMode, HttpTransport};
-use mcpwire_transport::{FrameMeta, Transport, TransportError, TransportEvent};
+use mcpwire_transport::{FrameMeta, Outgoing, Transport, TransportError, TransportEvent};
 use support::*;
 
 const DISCOVER: &str = r#"{"jsonrpc":"2.0","id":7,"method":"server/discover","params":{}}"#;
@@ -37,7 +37,7 @@ async fn frame_metadata_becomes_headers_of_its_post_and_settles_the_mode() {
     // The automatic start: no initialize ever, yet the mode settles.
     let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
     t.sender()
-        .send_with(frame(DISCOVER), Some(meta()))
+        .send(Outgoing::from(frame(DISCOVER)).with_meta(Some(meta())))
         .await
         .unwrap();
     let answer = next_frame(&mut t).await;
@@ -138,7 +138,7 @@ async fn abort_closes_the_answer_stream_and_frees_its_slot() {
     let call = r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow"}}"#;
     // Its metadata (a stateless-era request) arms the aborts.
     t.sender()
-        .send_with(frame(call), Some(meta()))
+        .send(Outgoing::from(frame(call)).with_meta(Some(meta())))
         .await
         .unwrap();
     feed_tx
@@ -160,7 +160,7 @@ async fn abort_closes_the_answer_stream_and_frees_its_slot() {
     let queued = r#"{"jsonrpc":"2.0","id":11,"method":"tools/list"}"#;
     assert!(t.sender().abort(&Id::Number(11)));
     t.sender()
-        .send_with(frame(queued), Some(meta()))
+        .send(Outgoing::from(frame(queued)).with_meta(Some(meta())))
         .await
         .unwrap();
     t.sender()

@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::{Sink, SinkExt, Stream, StreamExt};
-use mcpwire_transport::{CloseReason, TransportError, TransportEvent};
+use mcpwire_transport::{CloseReason, Outgoing, TransportError, TransportEvent};
 use tokio::sync::mpsc;
 use tokio::time::{Instant, Sleep};
 use tokio_tungstenite::WebSocketStream;
@@ -125,7 +125,7 @@ impl Drop for FinishOnDrop {
 /// The task's state.
 pub(crate) struct Driver {
     ws: WebSocketStream<MaybeTls>,
-    outbound: mpsc::Receiver<Bytes>,
+    outbound: mpsc::Receiver<Outgoing>,
     shared: Arc<Shared>,
     max_frame_len: usize,
     close_timeout: Duration,
@@ -138,7 +138,7 @@ pub(crate) struct Driver {
 impl Driver {
     pub(crate) fn new(
         ws: WebSocketStream<MaybeTls>,
-        outbound: mpsc::Receiver<Bytes>,
+        outbound: mpsc::Receiver<Outgoing>,
         shared: Arc<Shared>,
         config: &WsConfig,
     ) -> Self {
@@ -222,7 +222,7 @@ impl Driver {
     async fn close_locally(&mut self) {
         self.outbound.close();
         while let Ok(frame) = self.outbound.try_recv() {
-            let Ok(text) = Utf8Bytes::try_from(frame) else {
+            let Ok(text) = Utf8Bytes::try_from(frame.frame) else {
                 continue;
             };
             if self.ws.feed(Message::Text(text)).await.is_err() {
@@ -252,7 +252,7 @@ impl Driver {
             .collect();
         let closed = TransportError::from(Error::Closed);
         while let Ok(frame) = self.outbound.try_recv() {
-            out.push((frame, closed.clone()));
+            out.push((frame.frame, closed.clone()));
         }
         out
     }
@@ -312,19 +312,21 @@ impl Driver {
                 Message::Ping(Bytes::new())
             } else {
                 match self.outbound.poll_recv(cx) {
-                    Poll::Ready(Some(frame)) => match Utf8Bytes::try_from(frame.clone()) {
-                        Ok(text) => {
-                            self.unflushed.push(frame);
-                            Message::Text(text)
+                    Poll::Ready(Some(Outgoing { frame, .. })) => {
+                        match Utf8Bytes::try_from(frame.clone()) {
+                            Ok(text) => {
+                                self.unflushed.push(frame);
+                                Message::Text(text)
+                            }
+                            Err(_) => {
+                                let error = Error::NotUtf8.into();
+                                self.shared
+                                    .push_event(TransportEvent::Undelivered { frame, error });
+                                progress = true;
+                                continue;
+                            }
                         }
-                        Err(_) => {
-                            let error = Error::NotUtf8.into();
-                            self.shared
-                                .push_event(TransportEvent::Undelivered { frame, error });
-                            progress = true;
-                            continue;
-                        }
-                    },
+                    }
                     // Every sender is gone: the transport was dropped.
                     Poll::Ready(None) => return Err(End::Local),
                     Poll::Pending => break,

@@ -39,10 +39,9 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError, TryLockError};
 use std::task::{Context, Poll, Waker};
 
-use bytes::Bytes;
 use futures_util::Stream;
 use futures_util::task::AtomicWaker;
-use mcpwire_transport::{DirectSend, Offered};
+use mcpwire_transport::{DirectSend, Offered, Outgoing};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
@@ -227,16 +226,9 @@ impl DirectPost {
         drop(requests);
     }
 
-    fn queue(&self, frame: Bytes) -> Offered {
+    fn queue(&self, frame: Outgoing) -> Offered {
         self.queued.fetch_add(1, Ordering::AcqRel);
         Offered::Queue(frame)
-    }
-
-    /// [`queue`](Self::queue) for a frame already classified: the metadata
-    /// classifying took goes back, so the driver's POST carries its headers.
-    fn requeue(&self, frame: Bytes, kind: &Outbound) -> Offered {
-        self.ctx.shared.metas.put_back(kind);
-        self.queue(frame)
     }
 
     fn on_own_runtime(&self) -> bool {
@@ -245,14 +237,19 @@ impl DirectPost {
 }
 
 impl DirectSend for DirectPost {
-    fn offer(&self, frame: Bytes) -> Offered {
+    fn offer(&self, frame: Outgoing) -> Offered {
+        // Before the frame is queued or posted: an abort of it while it
+        // waits in the queue must be remembered (see `crate::abort`).
+        if frame.meta.is_some() {
+            self.ctx.shared.aborts.arm();
+        }
         if self.queued.load(Ordering::Acquire) != 0
             || self.ctx.shared.mode() != Some(HttpMode::StreamableHttp)
             || !self.on_own_runtime()
         {
             return self.queue(frame);
         }
-        let kind = self.ctx.shared.metas.classify(&frame);
+        let kind = Outbound::of(&frame);
         if !matches!(
             kind,
             Outbound::Request {
@@ -260,36 +257,37 @@ impl DirectSend for DirectPost {
                 ..
             }
         ) {
-            return self.requeue(frame, &kind);
+            return self.queue(frame);
         }
         let Ok(permit) = self.in_flight.clone().try_acquire_owned() else {
-            return self.requeue(frame, &kind);
+            return self.queue(frame);
         };
         let mut st = match self.state.try_lock() {
             Ok(st) => st,
             Err(TryLockError::Poisoned(e)) => e.into_inner(),
-            Err(TryLockError::WouldBlock) => return self.requeue(frame, &kind),
+            Err(TryLockError::WouldBlock) => return self.queue(frame),
         };
         // Closing: the queue decides (the driver flushes what it still
         // takes, or the sender sees `Closed`).
         if !(st.open && st.driving) {
             drop(st);
-            return self.requeue(frame, &kind);
+            return self.queue(frame);
         }
         // Checked again under the lock: the driver may have queued or handed
         // on a frame since; a frame it handed on is already in the set.
         if self.queued.load(Ordering::Acquire) != 0 {
             drop(st);
-            return self.requeue(frame, &kind);
+            return self.queue(frame);
         }
         let st = &mut *st;
         self.ctx.shared.refresh(&mut st.snap);
         let build = Build::Post {
-            frame: &frame,
+            frame: &frame.frame,
             kind: &kind,
         };
         let req = build.request(&self.ctx, &st.snap);
         let ctx = self.ctx.clone();
+        let frame = frame.frame;
         st.requests.push(Box::pin(async move {
             exchange(ctx, req, frame, kind).await;
             drop(permit);
