@@ -74,16 +74,7 @@ pub(crate) fn build(
             .filter(|k| !out.contains_key(*k))
             .collect();
         if !missing.is_empty() {
-            return Err(err(format!(
-                "missing required argument{} {} (give {})",
-                if missing.len() > 1 { "s" } else { "" },
-                missing.join(", "),
-                missing
-                    .iter()
-                    .map(|k| format!("{k}=..."))
-                    .collect::<Vec<_>>()
-                    .join(" ")
-            )));
+            return Err(missing_arguments(&missing));
         }
     }
     Ok(out)
@@ -140,18 +131,23 @@ pub(crate) fn check_prompt(
         .map(|(n, _)| n.as_str())
         .collect();
     if !missing.is_empty() {
-        return Err(err(format!(
-            "missing required argument{} {} (give {})",
-            if missing.len() > 1 { "s" } else { "" },
-            missing.join(", "),
-            missing
-                .iter()
-                .map(|k| format!("{k}=..."))
-                .collect::<Vec<_>>()
-                .join(" ")
-        )));
+        return Err(missing_arguments(&missing));
     }
     Ok(())
+}
+
+/// The error for required arguments not given, with how to give them.
+fn missing_arguments(missing: &[&str]) -> ArgError {
+    err(format!(
+        "missing required argument{} {} (give {})",
+        if missing.len() > 1 { "s" } else { "" },
+        missing.join(", "),
+        missing
+            .iter()
+            .map(|k| format!("{k}=..."))
+            .collect::<Vec<_>>()
+            .join(" ")
+    ))
 }
 
 /// Prompt and completion arguments: `k=v`, every value a string.

@@ -123,6 +123,28 @@ struct Claim<'a, T> {
     item: T,
 }
 
+/// Routes each accepted claim's public name to its server and own name, and
+/// makes its catalogue entry with `entry(public name, server name, item)`.
+fn route<T, E>(
+    accepted: Vec<Claim<'_, T>>,
+    routes: &mut HashMap<String, Route>,
+    entry: impl Fn(String, String, T) -> E,
+) -> Vec<E> {
+    accepted
+        .into_iter()
+        .map(|claim| {
+            routes.insert(
+                claim.public.clone(),
+                Route {
+                    server: claim.server,
+                    name: claim.own,
+                },
+            );
+            entry(claim.public, claim.server_name.to_owned(), claim.item)
+        })
+        .collect()
+}
+
 /// What resolving the claims of one kind gave.
 struct Resolved<'a, T> {
     accepted: Vec<Claim<'a, T>>,
@@ -156,20 +178,15 @@ impl Catalog {
         }
         let resolved = cat.resolve(tool_claims, rules, ItemKind::Tool);
         cat.tool_collisions = resolved.collisions;
-        for claim in resolved.accepted {
-            cat.tool_routes.insert(
-                claim.public.clone(),
-                Route {
-                    server: claim.server,
-                    name: claim.own,
-                },
-            );
-            cat.tools.push(RoutedTool {
-                name: claim.public,
-                server: claim.server_name.to_owned(),
-                tool: claim.item.clone(),
-            });
-        }
+        cat.tools = route(
+            resolved.accepted,
+            &mut cat.tool_routes,
+            |name, server, tool| RoutedTool {
+                name,
+                server,
+                tool: tool.clone(),
+            },
+        );
 
         let prompt_claims = parts
             .iter()
@@ -186,20 +203,15 @@ impl Catalog {
             .collect();
         let resolved = cat.resolve(prompt_claims, rules, ItemKind::Prompt);
         cat.prompt_collisions = resolved.collisions;
-        for claim in resolved.accepted {
-            cat.prompt_routes.insert(
-                claim.public.clone(),
-                Route {
-                    server: claim.server,
-                    name: claim.own,
-                },
-            );
-            cat.prompts.push(RoutedPrompt {
-                name: claim.public,
-                server: claim.server_name.to_owned(),
-                prompt: claim.item.clone(),
-            });
-        }
+        cat.prompts = route(
+            resolved.accepted,
+            &mut cat.prompt_routes,
+            |name, server, prompt| RoutedPrompt {
+                name,
+                server,
+                prompt: prompt.clone(),
+            },
+        );
 
         // URIs are not renamed: a URI listed twice goes to the first
         // server, or nowhere under `Collisions::Error`.
