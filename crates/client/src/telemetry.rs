@@ -34,8 +34,16 @@ const TOOL_ERROR: &str = "tool_error";
 #[derive(Debug)]
 pub(crate) struct RequestTrace {
     pub(crate) span: Span,
-    method: Arc<str>,
     subject: Subject,
+    /// Only while metrics are recorded: without them a request pays for
+    /// neither the copy of its method nor a clock read.
+    measure: Option<Measure>,
+}
+
+/// What a request's duration is recorded with.
+#[derive(Debug)]
+struct Measure {
+    method: Arc<str>,
     started: Instant,
 }
 
@@ -80,13 +88,18 @@ impl RequestTrace {
         if !span.is_disabled() {
             describe(&span, method, route, id, &subject, peer);
         }
-        let method: Arc<str> = Arc::from(method);
-        metrics.request_started(&method, peer);
+        let measure = metrics.enabled().then(|| {
+            let method: Arc<str> = Arc::from(method);
+            metrics.request_started(&method, peer);
+            Measure {
+                method,
+                started: Instant::now(),
+            }
+        });
         Self {
             span,
-            method,
             subject,
-            started: Instant::now(),
+            measure,
         }
     }
 
@@ -112,15 +125,17 @@ impl RequestTrace {
                     .record("otel.status_description", tracing::field::display(e));
             }
         }
-        metrics.request_ended(
-            Outcome {
-                method: &self.method,
-                subject: &self.subject,
-                error: error.as_ref().map(|e| e.name()),
-                seconds: self.started.elapsed().as_secs_f64(),
-            },
-            peer,
-        );
+        if let Some(measure) = &self.measure {
+            metrics.request_ended(
+                Outcome {
+                    method: &measure.method,
+                    subject: &self.subject,
+                    error: error.as_ref().map(|e| e.name()),
+                    seconds: measure.started.elapsed().as_secs_f64(),
+                },
+                peer,
+            );
+        }
     }
 
     /// Notes a progress report on the span.
