@@ -3,12 +3,13 @@
 //! a resource's URI) back to its server. Built whole from the servers'
 //! lists whenever one changes, and read as an immutable snapshot.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use mcpwire_client::types::{Prompt, Resource, ResourceTemplate, Tool};
 
 use crate::error::Error;
-use crate::event::{ItemKind, ItemSkip};
+use crate::event::ItemSkip;
+use crate::item::ItemKind;
 use crate::naming::{Collisions, NameRules, Naming};
 use crate::saved::ServerCatalogue;
 use crate::spec::ServerSpec;
@@ -93,6 +94,33 @@ pub(crate) struct Part<'a> {
     pub(crate) index: usize,
     pub(crate) spec: &'a ServerSpec,
     pub(crate) lists: &'a ServerCatalogue,
+    /// What its pins hold back, if pins are kept.
+    pub(crate) held: Option<&'a Held>,
+}
+
+/// The items of one server that its pins hold back (see `crate::pins`).
+#[derive(Debug, Default)]
+pub(crate) struct Held {
+    /// Every item: a definition changed and the policy quarantines.
+    pub(crate) quarantined: bool,
+    /// Tools and prompts whose definitions changed, under a blocking policy.
+    pub(crate) tools: HashSet<String>,
+    pub(crate) prompts: HashSet<String>,
+}
+
+impl Held {
+    /// Why the item `name` of `kind` is held back, if it is.
+    fn reason(&self, kind: ItemKind, name: &str) -> Option<ItemSkip> {
+        if self.quarantined {
+            return Some(ItemSkip::Quarantined);
+        }
+        let changed = match kind {
+            ItemKind::Tool => &self.tools,
+            ItemKind::Prompt => &self.prompts,
+            _ => return None,
+        };
+        changed.contains(name).then_some(ItemSkip::Unapproved)
+    }
 }
 
 /// The catalogue: an immutable snapshot.
@@ -103,6 +131,8 @@ pub(crate) struct Catalog {
     tool_collisions: HashMap<String, Vec<String>>,
     /// Public names of tools the filters leave out: server and own name.
     filtered: HashMap<String, (String, String)>,
+    /// Public names of tools the pins hold back: server and own name.
+    unapproved: HashMap<String, (String, String)>,
     prompts: Vec<RoutedPrompt>,
     prompt_routes: HashMap<String, Route>,
     prompt_collisions: HashMap<String, Vec<String>>,
@@ -167,6 +197,12 @@ impl Catalog {
                         .insert(public, (server.to_owned(), tool.name.clone()));
                     continue;
                 }
+                if let Some(reason) = part.held.and_then(|h| h.reason(ItemKind::Tool, &tool.name)) {
+                    cat.skip(server, ItemKind::Tool, &tool.name, reason);
+                    cat.unapproved
+                        .insert(public, (server.to_owned(), tool.name.clone()));
+                    continue;
+                }
                 tool_claims.push(Claim {
                     public,
                     server: part.index,
@@ -188,19 +224,26 @@ impl Catalog {
             },
         );
 
-        let prompt_claims = parts
-            .iter()
-            .flat_map(|part| {
-                let server = part.spec.name.as_str();
-                part.lists.prompts.iter().map(move |prompt| Claim {
+        let mut prompt_claims = Vec::new();
+        for part in parts {
+            let server = part.spec.name.as_str();
+            for prompt in &part.lists.prompts {
+                if let Some(reason) = part
+                    .held
+                    .and_then(|h| h.reason(ItemKind::Prompt, &prompt.name))
+                {
+                    cat.skip(server, ItemKind::Prompt, &prompt.name, reason);
+                    continue;
+                }
+                prompt_claims.push(Claim {
                     public: rules.public(server, &prompt.name),
                     server: part.index,
                     server_name: server,
                     own: prompt.name.clone(),
                     item: prompt,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         let resolved = cat.resolve(prompt_claims, rules, ItemKind::Prompt);
         cat.prompt_collisions = resolved.collisions;
         cat.prompts = route(
@@ -223,19 +266,25 @@ impl Catalog {
                 _ => Collisions::FirstWins,
             },
         };
-        let resource_claims = parts
-            .iter()
-            .flat_map(|part| {
-                let server = part.spec.name.as_str();
-                part.lists.resources.iter().map(move |r| Claim {
+        // A quarantined server offers nothing, resources included.
+        let open = |part: &&Part<'_>| !part.held.is_some_and(|h| h.quarantined);
+        let mut resource_claims = Vec::new();
+        for part in parts {
+            let server = part.spec.name.as_str();
+            for r in &part.lists.resources {
+                if !open(&part) {
+                    cat.skip(server, ItemKind::Resource, &r.uri, ItemSkip::Quarantined);
+                    continue;
+                }
+                resource_claims.push(Claim {
                     public: r.uri.clone(),
                     server: part.index,
                     server_name: server,
                     own: r.uri.clone(),
                     item: r,
-                })
-            })
-            .collect();
+                });
+            }
+        }
         let resolved = cat.resolve(resource_claims, &uri_rules, ItemKind::Resource);
         cat.resource_collisions = resolved.collisions;
         for claim in resolved.accepted {
@@ -245,7 +294,7 @@ impl Catalog {
                 resource: claim.item.clone(),
             });
         }
-        for part in parts {
+        for part in parts.iter().filter(open) {
             for template in &part.lists.resource_templates {
                 let uri = &template.uri_template;
                 let prefix = uri.split('{').next().unwrap_or(uri).to_owned();
@@ -349,6 +398,12 @@ impl Catalog {
         }
         if let Some((server, tool)) = self.filtered.get(name) {
             return Err(Error::Filtered {
+                server: server.clone(),
+                tool: tool.clone(),
+            });
+        }
+        if let Some((server, tool)) = self.unapproved.get(name) {
+            return Err(Error::Unapproved {
                 server: server.clone(),
                 tool: tool.clone(),
             });
@@ -470,7 +525,12 @@ mod tests {
             .iter()
             .zip(servers)
             .enumerate()
-            .map(|(index, (spec, (_, lists)))| Part { index, spec, lists })
+            .map(|(index, (spec, (_, lists)))| Part {
+                index,
+                spec,
+                lists,
+                held: None,
+            })
             .collect();
         Catalog::build(&parts, &rules)
     }

@@ -67,6 +67,19 @@ pub enum Error {
         /// The tool's own name.
         tool: String,
     },
+    /// The tool's definition changed since it was approved (see
+    /// [`Pins`](crate::Pins)): it is neither listed nor callable until it
+    /// is approved again ([`Manager::approve`](crate::Manager::approve)).
+    /// Nothing was sent.
+    #[error(
+        "tool {tool:?} of server {server:?} changed since it was approved: review it, then approve the server's tools again to call it"
+    )]
+    Unapproved {
+        /// The server.
+        server: String,
+        /// The tool's own name.
+        tool: String,
+    },
     /// Several servers claim this public name and the collision policy is
     /// [`Collisions::Error`](crate::Collisions::Error). Nothing was sent.
     #[error(
@@ -215,6 +228,7 @@ impl Error {
     pub fn server(&self) -> Option<&str> {
         match self {
             Error::Filtered { server, .. }
+            | Error::Unapproved { server, .. }
             | Error::NotConnected { server }
             | Error::ServerFailed { server, .. }
             | Error::StartupTimeout { server, .. }

@@ -8,6 +8,8 @@ use mcpwire_config::NameError;
 
 use crate::error::Error;
 use crate::health::Health;
+use crate::item::ItemKind;
+use crate::pins::PinFinding;
 
 /// Something that happened in the fleet, from
 /// [`Manager::events`](crate::Manager::events).
@@ -36,6 +38,15 @@ pub enum Event {
     CatalogueChanged {
         /// The servers whose part changed.
         servers: Vec<String>,
+    },
+    /// A server's listing, held against its pinned definitions, showed
+    /// something (see [`Pins`](crate::Pins)): reported once, when it is
+    /// first seen, not at every refresh.
+    Pinned {
+        /// The server.
+        server: String,
+        /// What was seen.
+        finding: PinFinding,
     },
     /// An item a server offers is not in the catalogue. Reported when it
     /// starts being left out, not again at every refresh.
@@ -66,18 +77,6 @@ pub enum ServerSkip {
     Unusable(Arc<Error>),
 }
 
-/// What kind of item an [`Event::Skipped`] is about.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum ItemKind {
-    /// A tool.
-    Tool,
-    /// A prompt.
-    Prompt,
-    /// A resource (by URI).
-    Resource,
-}
-
 /// Why an item is not in the catalogue.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 #[non_exhaustive]
@@ -93,4 +92,10 @@ pub enum ItemSkip {
         /// `None` under [`Collisions::Error`](crate::Collisions::Error).
         kept_by: Option<String>,
     },
+    /// Its definition changed since it was approved, and the server's
+    /// [`PinPolicy`](crate::PinPolicy) blocks it.
+    Unapproved,
+    /// A definition of its server changed since it was approved, and the
+    /// server's [`PinPolicy`](crate::PinPolicy) quarantines the server.
+    Quarantined,
 }

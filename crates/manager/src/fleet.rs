@@ -11,11 +11,13 @@ use std::time::Duration;
 use mcpwire_client::ClientConfig;
 use tokio::sync::{broadcast, watch};
 
-use crate::catalog::{Catalog, Part, SkipRecord};
+use crate::catalog::{Catalog, Held, Part, SkipRecord};
 use crate::event::{Event, ServerSkip};
 use crate::health::Health;
 use crate::hooks::CallHook;
 use crate::naming::NameRules;
+use crate::pin_gate::PinGate;
+use crate::pins::PinFinding;
 use crate::saved::ServerCatalogue;
 use crate::slot::{Slot, Source, lock};
 
@@ -26,6 +28,8 @@ pub(crate) struct Options {
     pub(crate) startup_timeout: Duration,
     pub(crate) client_config: ClientConfig,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
+    /// Pinned definitions, if kept.
+    pub(crate) pins: Option<PinGate>,
 }
 
 pub(crate) struct Fleet {
@@ -147,6 +151,17 @@ impl Fleet {
         self.rebuild(vec![slot.name().to_owned()]);
     }
 
+    /// Approves `slot`'s current definitions (see `crate::pins`) and
+    /// rebuilds the catalogue. False without pins.
+    pub(crate) fn approve(&self, slot: &Slot) -> bool {
+        let Some(gate) = &self.options.pins else {
+            return false;
+        };
+        gate.approve(slot.name(), &lock(&slot.lists).lists);
+        self.rebuild(vec![slot.name().to_owned()]);
+        true
+    }
+
     /// Forgets `slot`'s lists (a server that failed or was closed offers
     /// nothing any more).
     pub(crate) fn drop_lists(&self, slot: &Slot) {
@@ -168,15 +183,32 @@ impl Fleet {
     fn rebuild(&self, changed: Vec<String>) {
         let _one = lock(&self.rebuilding);
         let guards: Vec<_> = self.slots.iter().map(|s| lock(&s.lists)).collect();
+        let mut findings = Vec::new();
+        let held: Vec<Option<Held>> = self
+            .slots
+            .iter()
+            .zip(&guards)
+            .map(|(slot, lists)| {
+                let gate = self.options.pins.as_ref()?;
+                if lists.source == Source::None {
+                    return None;
+                }
+                let (held, found) = gate.hold(slot.name(), &lists.lists);
+                findings.extend(found.into_iter().map(|f| (slot.name().to_owned(), f)));
+                Some(held)
+            })
+            .collect();
         let parts: Vec<Part<'_>> = self
             .slots
             .iter()
             .zip(&guards)
-            .filter(|(_, lists)| lists.source != Source::None)
-            .map(|(slot, lists)| Part {
+            .zip(&held)
+            .filter(|((_, lists), _)| lists.source != Source::None)
+            .map(|((slot, lists), held)| Part {
                 index: slot.index,
                 spec: &slot.spec,
                 lists: &lists.lists,
+                held: held.as_ref(),
             })
             .collect();
         let catalog = Catalog::build(&parts, &self.options.rules);
@@ -200,6 +232,13 @@ impl Fleet {
             .write()
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
         self.catalogue_version.send_modify(|v| *v += 1);
+        for (server, finding) in findings {
+            match finding {
+                PinFinding::Added { .. } => tracing::debug!(server, ?finding, "pinned"),
+                _ => tracing::warn!(server, ?finding, "a definition differs from its pin"),
+            }
+            self.publish(Event::Pinned { server, finding });
+        }
         for skip in new_skips {
             tracing::info!(server = skip.server, name = skip.name, reason = ?skip.reason, "left out of the catalogue");
             self.publish(Event::Skipped {

@@ -17,6 +17,8 @@ use crate::fleet::{Fleet, Options};
 use crate::health::Health;
 use crate::hooks::CallHook;
 use crate::naming::{Collisions, NameRules, Naming, Sanitizer};
+use crate::pin_gate::PinGate;
+use crate::pins::{PinPolicy, Pins};
 use crate::saved::{SavedCatalogue, ServerCatalogue};
 use crate::slot::{Slot, Source, lock};
 use crate::spec::{ConnectPolicy, ServerSpec};
@@ -83,6 +85,8 @@ pub struct ManagerBuilder {
     renames: HashMap<String, String>,
     connect: HashMap<String, ConnectPolicy>,
     event_capacity: usize,
+    pins: Option<(Pins, PinPolicy)>,
+    pin_policies: HashMap<String, PinPolicy>,
 }
 
 impl std::fmt::Debug for ManagerBuilder {
@@ -115,6 +119,8 @@ impl ManagerBuilder {
             renames: HashMap::new(),
             connect: HashMap::new(),
             event_capacity: 256,
+            pins: None,
+            pin_policies: HashMap::new(),
         }
     }
 
@@ -197,6 +203,22 @@ impl ManagerBuilder {
         self
     }
 
+    /// Holds every listing against `pins` (see [`Pins`]): definitions not
+    /// pinned yet are pinned (trust on first use), and one that changed
+    /// since it was approved is dealt with as `policy` says, for servers
+    /// without a policy of their own ([`pin_policy`](Self::pin_policy)).
+    /// What is seen comes as [`Event::Pinned`]. Default: no pins.
+    pub fn pins(mut self, pins: Pins, policy: PinPolicy) -> Self {
+        self.pins = Some((pins, policy));
+        self
+    }
+
+    /// Sets the pin policy of server `name` (after any rename).
+    pub fn pin_policy(mut self, name: impl Into<String>, policy: PinPolicy) -> Self {
+        self.pin_policies.insert(name.into(), policy);
+        self
+    }
+
     /// How many events wait for a slow receiver before the oldest are
     /// dropped (it sees `Lagged`). Default: 256.
     pub fn event_capacity(mut self, capacity: usize) -> Self {
@@ -250,6 +272,9 @@ impl ManagerBuilder {
             startup_timeout: self.startup_timeout,
             client_config: self.client_config,
             hooks: self.hooks,
+            pins: self
+                .pins
+                .map(|(pins, policy)| PinGate::new(pins, policy, self.pin_policies)),
         };
         let fleet = Fleet::new(slots, options, self.skipped, self.event_capacity);
         Ok(Manager {
@@ -259,6 +284,23 @@ impl ManagerBuilder {
 }
 
 impl Manager {
+    /// The pins as they are now, with what was pinned since the manager
+    /// was built (to [`save`](Pins::save)); `None` without pins.
+    pub fn pins(&self) -> Option<Pins> {
+        self.fleet.options.pins.as_ref().map(PinGate::pins)
+    }
+
+    /// Approves server `name`'s tools and prompts as they are now listed:
+    /// what its pins held back comes back into the catalogue. Without pins
+    /// ([`ManagerBuilder::pins`]) this changes nothing.
+    pub fn approve(&self, name: &str) -> Result<(), Error> {
+        let slot = self.fleet.slot(name).ok_or_else(|| Error::UnknownServer {
+            name: name.to_owned(),
+        })?;
+        self.fleet.approve(slot);
+        Ok(())
+    }
+
     /// A builder with every default.
     pub fn builder() -> ManagerBuilder {
         ManagerBuilder::new()

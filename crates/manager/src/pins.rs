@@ -31,7 +31,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sha2::{Digest as _, Sha256};
 
-use crate::event::ItemKind;
+use crate::item::ItemKind;
 
 /// What happens to a tool or prompt whose definition changed since it was
 /// approved, until a person approves it again.

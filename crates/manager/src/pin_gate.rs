@@ -1,0 +1,89 @@
+//! [`PinGate`]: the manager's pins at work: the store, each server's
+//! policy, what it holds back of a listing, and which findings were
+//! reported already (see `crate::pins` for what is pinned and how).
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Mutex;
+
+use crate::catalog::Held;
+use crate::item::ItemKind;
+use crate::pins::{PinFinding, PinPolicy, Pins};
+use crate::saved::ServerCatalogue;
+
+/// The manager's pins: the store, the policy of each server, and the
+/// findings already reported (each is reported once).
+#[derive(Debug)]
+pub(crate) struct PinGate {
+    store: Mutex<Pins>,
+    default: PinPolicy,
+    policies: HashMap<String, PinPolicy>,
+    reported: Mutex<HashSet<(String, PinFinding)>>,
+}
+
+impl PinGate {
+    pub(crate) fn new(
+        pins: Pins,
+        default: PinPolicy,
+        policies: HashMap<String, PinPolicy>,
+    ) -> Self {
+        Self {
+            store: Mutex::new(pins),
+            default,
+            policies,
+            reported: Mutex::new(HashSet::new()),
+        }
+    }
+
+    fn store(&self) -> std::sync::MutexGuard<'_, Pins> {
+        self.store
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// A copy of the pins as they are now.
+    pub(crate) fn pins(&self) -> Pins {
+        self.store().clone()
+    }
+
+    /// Holds `server`'s lists against its pins: what its policy holds back,
+    /// and the findings not reported before.
+    pub(crate) fn hold(&self, server: &str, lists: &ServerCatalogue) -> (Held, Vec<PinFinding>) {
+        let review = self.store().review(server, &lists.tools, &lists.prompts);
+        let policy = self.policies.get(server).copied().unwrap_or(self.default);
+        let held = match policy {
+            PinPolicy::Warn => Held::default(),
+            PinPolicy::Block => Held {
+                quarantined: false,
+                tools: review.changed(ItemKind::Tool).map(str::to_owned).collect(),
+                prompts: review
+                    .changed(ItemKind::Prompt)
+                    .map(str::to_owned)
+                    .collect(),
+            },
+            PinPolicy::Quarantine => Held {
+                quarantined: review.has_changes(),
+                ..Held::default()
+            },
+        };
+        let mut reported = self
+            .reported
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let new = review
+            .findings
+            .into_iter()
+            .filter(|f| reported.insert((server.to_owned(), f.clone())))
+            .collect();
+        (held, new)
+    }
+
+    /// Approves `server`'s lists as they are; its findings may be reported
+    /// again if they come back.
+    pub(crate) fn approve(&self, server: &str, lists: &ServerCatalogue) {
+        self.store().approve(server, &lists.tools, &lists.prompts);
+        self.reported
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .retain(|(s, _)| s != server);
+    }
+}
