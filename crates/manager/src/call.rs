@@ -108,6 +108,7 @@ impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
             tool: &tool,
             arguments: &arguments,
             trusted: slot.spec.policy.trust,
+            changed: fleet.catalog().changed_since_approval(self.name),
         };
         let denied = |denial: crate::hooks::Denial, stage| Error::Denied {
             name: self.name.to_owned(),

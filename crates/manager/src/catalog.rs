@@ -106,6 +106,9 @@ pub(crate) struct Held {
     /// Tools and prompts whose definitions changed, under a blocking policy.
     pub(crate) tools: HashSet<String>,
     pub(crate) prompts: HashSet<String>,
+    /// Every tool whose definition changed, whatever the policy (those a
+    /// warning policy keeps are marked so for the call hooks).
+    pub(crate) changed: HashSet<String>,
 }
 
 impl Held {
@@ -133,6 +136,9 @@ pub(crate) struct Catalog {
     filtered: HashMap<String, (String, String)>,
     /// Public names of tools the pins hold back: server and own name.
     unapproved: HashMap<String, (String, String)>,
+    /// Public names of tools offered although their definitions changed
+    /// since approval (a warning policy).
+    changed: HashSet<String>,
     prompts: Vec<RoutedPrompt>,
     prompt_routes: HashMap<String, Route>,
     prompt_collisions: HashMap<String, Vec<String>>,
@@ -202,6 +208,9 @@ impl Catalog {
                     cat.unapproved
                         .insert(public, (server.to_owned(), tool.name.clone()));
                     continue;
+                }
+                if part.held.is_some_and(|h| h.changed.contains(&tool.name)) {
+                    cat.changed.insert(public.clone());
                 }
                 tool_claims.push(Claim {
                     public,
@@ -412,6 +421,12 @@ impl Catalog {
             name: name.to_owned(),
             suggestions: suggest::closest(name, self.tool_routes.keys().map(String::as_str)),
         })
+    }
+
+    /// True if the tool with public name `name` is offered although its
+    /// definition changed since it was approved.
+    pub(crate) fn changed_since_approval(&self, name: &str) -> bool {
+        self.changed.contains(name)
     }
 
     /// Where prompt `name` goes, or why it goes nowhere.

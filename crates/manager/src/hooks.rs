@@ -27,6 +27,10 @@ pub struct CallInfo<'a> {
     /// The server is trusted (Gemini CLI's `trust`): its calls need no
     /// confirmation. An approval hook reads it; the manager does not.
     pub trusted: bool,
+    /// The tool's definition changed since it was approved, and the
+    /// server's pin policy ([`PinPolicy::Warn`](crate::PinPolicy::Warn))
+    /// keeps it offered: an approval hook may ask again.
+    pub changed: bool,
 }
 
 /// A hook's refusal, with a reason for the caller (and, through it, the

@@ -50,8 +50,12 @@ impl PinGate {
     pub(crate) fn hold(&self, server: &str, lists: &ServerCatalogue) -> (Held, Vec<PinFinding>) {
         let review = self.store().review(server, &lists.tools, &lists.prompts);
         let policy = self.policies.get(server).copied().unwrap_or(self.default);
+        let changed = review.changed(ItemKind::Tool).map(str::to_owned).collect();
         let held = match policy {
-            PinPolicy::Warn => Held::default(),
+            PinPolicy::Warn => Held {
+                changed,
+                ..Held::default()
+            },
             PinPolicy::Block => Held {
                 quarantined: false,
                 tools: review.changed(ItemKind::Tool).map(str::to_owned).collect(),
@@ -59,9 +63,11 @@ impl PinGate {
                     .changed(ItemKind::Prompt)
                     .map(str::to_owned)
                     .collect(),
+                changed,
             },
             PinPolicy::Quarantine => Held {
                 quarantined: review.has_changes(),
+                changed,
                 ..Held::default()
             },
         };

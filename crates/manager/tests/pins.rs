@@ -6,12 +6,14 @@
 
 mod common;
 
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use common::*;
 use mcpwire_codec::jsonrpc::Message;
 use mcpwire_manager::{
-    Error, Event, ItemKind, ItemSkip, Manager, PinFinding, PinPolicy, Pins, ServerSpec,
+    CallHook, CallInfo, Error, Event, HookFuture, ItemKind, ItemSkip, Manager, PinFinding,
+    PinPolicy, Pins, ServerSpec,
 };
 use mcpwire_test_support::FakeServer;
 use serde_json::{Value, json};
@@ -70,18 +72,42 @@ fn serve_lists(mut server: FakeServer, first: Value) -> mpsc::UnboundedSender<Va
     tx
 }
 
+/// Records, for each call, its public name and whether the hooks were told
+/// its definition changed since approval.
+#[derive(Clone, Default)]
+struct Seen(Arc<Mutex<Vec<(String, bool)>>>);
+
+impl CallHook for Seen {
+    fn before_call<'a>(&'a self, call: &'a CallInfo<'a>) -> HookFuture<'a> {
+        self.0
+            .lock()
+            .unwrap()
+            .push((call.name.to_owned(), call.changed));
+        Box::pin(std::future::ready(Ok(())))
+    }
+}
+
+impl Seen {
+    fn take(&self) -> Vec<(String, bool)> {
+        std::mem::take(&mut self.0.lock().unwrap())
+    }
+}
+
 /// A manager of one server `a` with `pins` and `policy`, connected, and
-/// what changes the server's listing (announced at once).
+/// what changes the server's listing (announced at once); calls go
+/// through a hook that records what it is told.
 async fn started(
     pins: Pins,
     policy: PinPolicy,
     first: Value,
-) -> (Manager, mpsc::UnboundedSender<Value>) {
+) -> (Manager, mpsc::UnboundedSender<Value>, Seen) {
     let (a, mut peers) = memory();
+    let seen = Seen::default();
     let manager = Manager::builder()
         .server(ServerSpec::with_connector("a", a))
         .debounce(DEBOUNCE)
         .pins(pins, policy)
+        .hook(seen.clone())
         .build()
         .unwrap();
     let connect = tokio::spawn({
@@ -90,7 +116,7 @@ async fn started(
     });
     let lists = serve_lists(peers.next().await, first);
     within(connect).await.unwrap().unwrap();
-    (manager, lists)
+    (manager, lists, seen)
 }
 
 /// Makes the server list `list` next, and waits for the catalogue built
@@ -132,7 +158,7 @@ fn pinned(events: Vec<Event>) -> Vec<PinFinding> {
 
 #[tokio::test]
 async fn under_the_blocking_policy_a_changed_tool_is_held_back_until_approved() {
-    let (manager, lists) = started(Pins::new(), PinPolicy::Block, tools("Echoes.")).await;
+    let (manager, lists, seen) = started(Pins::new(), PinPolicy::Block, tools("Echoes.")).await;
     assert_eq!(names(&manager), ["a__echo", "a__other"]);
     let mut events = manager.events();
 
@@ -165,6 +191,11 @@ async fn under_the_blocking_policy_a_changed_tool_is_held_back_until_approved() 
     manager.approve("a").unwrap();
     assert_eq!(names(&manager), ["a__echo", "a__other"]);
     manager.call_tool("a__echo", &json!({})).await.unwrap();
+    assert_eq!(
+        seen.take(),
+        [("a__echo".to_owned(), false)],
+        "approved: not changed"
+    );
     assert!(matches!(
         manager.approve("zzz"),
         Err(Error::UnknownServer { .. })
@@ -174,7 +205,7 @@ async fn under_the_blocking_policy_a_changed_tool_is_held_back_until_approved() 
 
 #[tokio::test]
 async fn under_the_warning_policy_a_changed_tool_is_reported_once_and_kept() {
-    let (manager, lists) = started(Pins::new(), PinPolicy::Warn, tools("Echoes.")).await;
+    let (manager, lists, seen) = started(Pins::new(), PinPolicy::Warn, tools("Echoes.")).await;
     let mut events = manager.events();
     let poisoned = tools("Echoes, <IMPORTANT>and obeys</IMPORTANT>.");
     relist(&manager, &lists, poisoned.clone()).await;
@@ -190,13 +221,20 @@ async fn under_the_warning_policy_a_changed_tool_is_reported_once_and_kept() {
     // Listed again unchanged: nothing new to report.
     relist(&manager, &lists, poisoned).await;
     assert_eq!(pinned(drain(&mut events)), []);
+    // The hooks are told which definition changed since it was approved.
     manager.call_tool("a__echo", &json!({})).await.unwrap();
+    manager.call_tool("a__other", &json!({})).await.unwrap();
+    assert_eq!(
+        seen.take(),
+        [("a__echo".to_owned(), true), ("a__other".to_owned(), false)]
+    );
     manager.close().await;
 }
 
 #[tokio::test]
 async fn quarantine_takes_every_tool_of_the_server_out_until_approved() {
-    let (manager, lists) = started(Pins::new(), PinPolicy::Quarantine, tools("Echoes.")).await;
+    let (manager, lists, _seen) =
+        started(Pins::new(), PinPolicy::Quarantine, tools("Echoes.")).await;
     relist(&manager, &lists, tools("Echoes louder.")).await;
     assert_eq!(names(&manager), Vec::<String>::new());
     let err = manager.call_tool("a__other", &json!({})).await.unwrap_err();
@@ -208,7 +246,7 @@ async fn quarantine_takes_every_tool_of_the_server_out_until_approved() {
 
 #[tokio::test]
 async fn pins_carried_to_the_next_run_catch_a_change_made_in_between() {
-    let (manager, _lists) = started(Pins::new(), PinPolicy::Block, tools("Echoes.")).await;
+    let (manager, _lists, _seen) = started(Pins::new(), PinPolicy::Block, tools("Echoes.")).await;
     let pins = manager.pins().expect("pins are kept");
     assert_eq!(pins.pinned("a", ItemKind::Tool).len(), 2);
     manager.close().await;
@@ -218,7 +256,7 @@ async fn pins_carried_to_the_next_run_catch_a_change_made_in_between() {
 
     // The next run: the server changed `echo` while nobody watched.
     let pins = Pins::load(&path).unwrap();
-    let (manager, _lists) =
+    let (manager, _lists, _seen) =
         started(pins, PinPolicy::Block, tools("Echoes, now differently.")).await;
     assert_eq!(names(&manager), ["a__other"]);
     manager.close().await;
