@@ -70,48 +70,48 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// In alphabetical order. No import circle between them (`cargo xtask tidy`
-// checks it); `cargo xtask tidy --print` draws their layers.
-mod api;
+// Lowest layer first: a module imports only from modules declared above it
+// (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
 mod boxed;
+mod frontmatter;
+mod headers;
+mod lock;
 mod cache;
-mod call;
-mod client;
 mod client_cache;
+mod signal;
+mod stamp;
+mod labels;
+pub mod types;
+mod handler;
+mod options;
+mod trace;
+mod version;
 mod config;
-mod conn;
-mod connection;
-mod dispatch;
-mod driver;
-mod engine;
 mod era_cache;
 mod error;
-mod frontmatter;
-mod handler;
-mod headers;
-mod labels;
-mod lifecycle;
-mod listen;
-mod lock;
 mod metrics;
-mod notify;
-pub mod ops;
-mod options;
 mod pending;
-mod rounds;
 mod schema;
-mod shared;
-mod signal;
-pub mod skills;
-mod stamp;
 mod state;
 mod subscription;
-mod supervisor;
-pub mod tasks;
+mod notify;
 mod telemetry;
-mod trace;
-pub mod types;
-mod version;
+mod dispatch;
+mod engine;
+mod conn;
+mod driver;
+mod lifecycle;
+mod rounds;
+mod shared;
+mod listen;
+mod connection;
+mod supervisor;
+mod client;
+mod call;
+pub mod ops;
+mod api;
+pub mod skills;
+pub mod tasks;
 
 pub use cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache};
 pub use call::{Call, CallFuture, Operation};
