@@ -8,9 +8,9 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, watch};
 
+use crate::base::error::Error;
 use crate::call::Call;
 use crate::client::Client;
-use crate::error::Error;
 use crate::notify::{ListKind, ServerNotification};
 use crate::ops::{
     CallTool, Complete, GetPrompt, ListAll, ListAllTools, ListPage, Ping, ReadResource, Request,

@@ -27,7 +27,7 @@ use mcpwire_codec::jsonrpc::Payload;
 use sha2::{Digest, Sha256};
 use tokio::time::Instant;
 
-use crate::lock::Mutex;
+use crate::base::lock::Mutex;
 
 /// The entries a client's own cache holds at most, by default.
 pub const DEFAULT_CACHE_ENTRIES: usize = 256;

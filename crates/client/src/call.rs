@@ -24,9 +24,9 @@ use std::time::Duration;
 
 use tokio_util::sync::CancellationToken;
 
+use crate::base::error::Error;
+use crate::base::options::{CacheMode, Deadline, Replay, RequestOptions, TraceContext};
 use crate::client::Client;
-use crate::error::Error;
-use crate::options::{CacheMode, Deadline, Replay, RequestOptions, TraceContext};
 use crate::types::Progress;
 
 /// What awaiting a [`Call`] gives: a boxed, sendable future borrowing the

@@ -7,16 +7,16 @@ use std::sync::Arc;
 use mcpwire_transport::Transport;
 use tokio::sync::watch;
 
-use crate::boxed::unbox;
+use crate::base::boxed::unbox;
+use crate::base::error::Error;
+use crate::base::state::ConnectionState;
+use crate::base::version::Era;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::connection::TransportFactory;
-use crate::error::Error;
 use crate::shared::Shared;
-use crate::state::ConnectionState;
 use crate::supervisor::supervise;
 use crate::types::{Implementation, InitializeResult, ServerCapabilities};
-use crate::version::Era;
 
 /// A connection to one MCP server. Cheap to clone; every clone drives the
 /// same connection. The connection closes when [`close`](Self::close) is

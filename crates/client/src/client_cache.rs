@@ -10,8 +10,8 @@ use std::sync::{Arc, OnceLock};
 use mcpwire_codec::jsonrpc::Payload;
 use tokio::time::Instant;
 
+use crate::base::lock::RwLock;
 use crate::cache::{CredentialId, Hints, Key, Partition, ResponseCache, Server, Topic};
-use crate::lock::RwLock;
 
 /// How long an answer is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

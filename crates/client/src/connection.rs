@@ -14,25 +14,25 @@ use mcpwire_codec::jsonrpc::{Id, Message};
 use mcpwire_transport::{CloseReason, Transport};
 use tracing::Instrument as _;
 
-use crate::boxed::unbox;
+use crate::base::boxed::unbox;
+use crate::base::error::Error;
+use crate::base::handler::BoxFuture;
+use crate::base::options::{Replay, RequestOptions};
+use crate::base::signal::{CloseRequest, SIGNAL_SESSION};
+use crate::base::state::ConnectionState;
+use crate::base::version::Era;
 use crate::config::Keepalive;
 use crate::conn::Conn;
 use crate::driver::{self, DriverExit};
 use crate::engine::Engine;
 use crate::era_cache;
-use crate::error::Error;
-use crate::handler::BoxFuture;
 use crate::labels::Peer;
 use crate::lifecycle::{self, Session, Target};
 use crate::listen;
 use crate::metrics::Count;
-use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
-use crate::signal::{CloseRequest, SIGNAL_SESSION};
-use crate::state::ConnectionState;
 use crate::telemetry::SESSION_TARGET;
-use crate::version::Era;
 
 /// Makes a new transport for each (re)connection attempt. An error here
 /// should say why the transport could not be opened:

@@ -18,11 +18,11 @@ use tokio::sync::{Semaphore, oneshot};
 use tokio::task::AbortHandle;
 use tracing::Instrument as _;
 
-use crate::config::{ClientConfig, ElicitationDefaults};
-use crate::handler::{
+use crate::base::handler::{
     ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
 };
-use crate::lock::Mutex;
+use crate::base::lock::Mutex;
+use crate::config::{ClientConfig, ElicitationDefaults};
 use crate::telemetry;
 use crate::types::ElicitParams;
 

@@ -19,12 +19,12 @@ use mcpwire_transport::{Active, CloseReason, Transport, TransportError, Transpor
 
 use tokio::time::{Instant, Sleep};
 
+use crate::base::error::Error;
+use crate::base::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
-use crate::error::Error;
 use crate::metrics::Count;
 use crate::notify::Hub;
-use crate::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.

@@ -1,6 +1,6 @@
 //! The request engine of one connection: ids, encoding, sending, and
 //! completing the caller. The pending table and its timer are
-//! [`crate::pending`]'s; the options [`crate::options`]'.
+//! [`crate::pending`]'s; the options [`crate::base::options`]'.
 //!
 //! Callers encode their request into a `Bytes` and push it into the
 //! transport's [`FrameSender`] on their own task: there is no client task on
@@ -27,14 +27,14 @@ use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
 use tracing::Instrument as _;
 
-use crate::error::Error;
+use crate::base::error::Error;
+use crate::base::lock::RwLock;
+use crate::base::options::{Replay, RequestOptions, TraceContext};
+use crate::base::signal::{DriverSignal, SIGNAL_REARM};
+use crate::base::stamp::{Route, Stamp};
 use crate::labels::Peer;
-use crate::lock::RwLock;
 use crate::metrics::Metrics;
-use crate::options::{Replay, RequestOptions, TraceContext};
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
-use crate::signal::{DriverSignal, SIGNAL_REARM};
-use crate::stamp::{Route, Stamp};
 use crate::telemetry::RequestTrace;
 use crate::trace;
 use crate::types::Progress;

@@ -12,8 +12,8 @@ use std::sync::OnceLock;
 
 use mcpwire_transport::TransportInfo;
 
-use crate::lock::Mutex;
-use crate::version::Era;
+use crate::base::lock::Mutex;
+use crate::base::version::Era;
 
 fn table() -> &'static Mutex<HashMap<String, Era>> {
     static TABLE: OnceLock<Mutex<HashMap<String, Era>>> = OnceLock::new();

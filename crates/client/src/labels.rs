@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use mcpwire_transport::TransportInfo;
 
-use crate::lock::RwLock;
-use crate::stamp::Route;
+use crate::base::lock::RwLock;
+use crate::base::stamp::Route;
 
 /// What one connection's spans and metrics say of its transport and
 /// session, learned when it opens and when its handshake ends.

@@ -72,27 +72,17 @@
 
 // Lowest layer first: a module imports only from modules declared above it
 // (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
-mod boxed;
-mod frontmatter;
-mod headers;
-mod lock;
+pub mod types;
+mod base;
 mod cache;
 mod client_cache;
-mod signal;
-mod stamp;
 mod labels;
-pub mod types;
-mod handler;
-mod options;
 mod trace;
-mod version;
 mod config;
 mod era_cache;
-mod error;
 mod metrics;
 mod pending;
 mod schema;
-mod state;
 mod subscription;
 mod notify;
 mod telemetry;
@@ -113,22 +103,24 @@ mod api;
 pub mod skills;
 pub mod tasks;
 
+pub use base::error::{Error, ErrorKind};
+pub use base::handler::{
+    BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
+};
+pub use base::options::{
+    CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext,
+};
+pub use base::state::ConnectionState;
+pub use base::version::{
+    Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,
+    is_supported,
+};
 pub use cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache};
 pub use call::{Call, CallFuture, Operation};
 pub use client::Client;
 pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
 pub use connection::TransportFactory;
-pub use error::{Error, ErrorKind};
-pub use handler::{
-    BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
-};
 pub use notify::{ListKind, ServerNotification};
 pub use ops::{LevelApplied, ResourceSubscription};
-pub use options::{CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext};
-pub use state::ConnectionState;
 pub use telemetry::{REQUEST_TARGET, SESSION_TARGET};
 pub use tokio_util::sync::CancellationToken;
-pub use version::{
-    Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,
-    is_supported,
-};

@@ -29,17 +29,19 @@ use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
 use mcpwire_transport::TransportError;
 use serde_json::{Value, json};
 
+use crate::base::error::{Error, ErrorKind};
+use crate::base::options::{Replay, RequestOptions};
+use crate::base::stamp::Stamp;
+use crate::base::version::{
+    Era, EraChoice, LATEST_VERSION, MODERN_VERSION, is_modern, is_supported,
+};
 use crate::client_cache::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;
-use crate::error::{Error, ErrorKind};
 use crate::notify::Hub;
-use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
-use crate::stamp::Stamp;
 use crate::types::{DiscoverResult, InitializeParams, InitializeResult};
-use crate::version::{Era, EraChoice, LATEST_VERSION, MODERN_VERSION, is_modern, is_supported};
 
 /// The code of `UnsupportedProtocolVersionError` (2026-07-28).
 pub(crate) const UNSUPPORTED_VERSION: ErrorCode = ErrorCode(-32022);

@@ -30,11 +30,11 @@ use mcpwire_codec::jsonrpc::{ErrorCode, Payload};
 use serde_json::json;
 use tokio::time::Instant;
 
+use crate::base::error::Error;
+use crate::base::options::{Replay, RequestOptions};
 use crate::config::Reconnect;
 use crate::conn::Conn;
-use crate::error::Error;
 use crate::notify::Hub;
-use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
 use crate::shared::Shared;
 use crate::subscription::{Filter, LISTEN};

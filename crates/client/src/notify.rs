@@ -19,9 +19,9 @@ use mcpwire_codec::jsonrpc::Payload;
 use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
+use crate::base::lock::Mutex;
 use crate::cache::Topic;
 use crate::client_cache::ClientCache;
-use crate::lock::Mutex;
 use crate::schema::ToolCache;
 use crate::subscription::{ACKNOWLEDGED, Tags, Verdict};
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};

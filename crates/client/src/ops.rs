@@ -16,25 +16,25 @@ use serde::de::DeserializeOwned;
 use serde_json::json;
 use tokio::sync::watch;
 
+use crate::base::error::{Error, ErrorKind};
+use crate::base::headers::param_headers;
+use crate::base::options::{CacheMode, Replay, RequestOptions};
+use crate::base::stamp::Route;
+use crate::base::version::Era;
 use crate::cache::{Topic, cacheable};
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
 use crate::client_cache::Lifetime;
 use crate::conn::Conn;
 use crate::engine::EncodedRequest;
-use crate::error::{Error, ErrorKind};
-use crate::headers::param_headers;
 use crate::listen;
-use crate::options::{CacheMode, Replay, RequestOptions};
 use crate::rounds::Rounds;
 use crate::schema::ToolEntry;
-use crate::stamp::Route;
 use crate::types::{
     Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,
     ListToolsResult, LoggingLevel, Meta, Page, PaginatedParams, ReadResourceResult,
     ResourceUpdated, Tool,
 };
-use crate::version::Era;
 
 /// The most pages a walker follows before it gives up (a server whose
 /// cursors never end).

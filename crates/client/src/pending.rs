@@ -20,9 +20,9 @@ use mcpwire_codec::jsonrpc::Payload;
 use tokio::sync::{oneshot, watch};
 use tokio::time::Instant;
 
-use crate::error::Error;
-use crate::lock::Mutex;
-use crate::options::Deadline;
+use crate::base::error::Error;
+use crate::base::lock::Mutex;
+use crate::base::options::Deadline;
 use crate::types::Progress;
 
 /// Whether the server is told (`notifications/cancelled`) when a request is

@@ -22,14 +22,14 @@ use mcpwire_codec::jsonrpc::Payload;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
+use crate::base::error::{Error, ErrorKind};
+use crate::base::options::{Replay, RequestOptions};
+use crate::base::stamp::Route;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::engine::EncodedRequest;
-use crate::error::{Error, ErrorKind};
 use crate::metrics::Count;
-use crate::options::{Replay, RequestOptions};
 use crate::pending::Cancel;
-use crate::stamp::Route;
 
 /// How many times a request whose answer was lost is sent again.
 const MAX_REISSUES: u32 = 2;

@@ -7,9 +7,9 @@ use std::sync::{Arc, OnceLock};
 
 use serde_json::Value;
 
-use crate::error::Error;
-use crate::headers::{ParamHeader, param_headers};
-use crate::lock::Mutex;
+use crate::base::error::Error;
+use crate::base::headers::{ParamHeader, param_headers};
+use crate::base::lock::Mutex;
 use crate::types::Tool;
 
 /// The compiled validator of one tool, or why its schema did not compile.

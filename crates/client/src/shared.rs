@@ -9,19 +9,19 @@ use std::sync::{Arc, OnceLock};
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinHandle;
 
+use crate::base::error::Error;
+use crate::base::lock::{Mutex, RwLock};
+use crate::base::state::ConnectionState;
+use crate::base::version::Era;
 use crate::client_cache::ClientCache;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
-use crate::error::Error;
 use crate::lifecycle::Session;
-use crate::lock::{Mutex, RwLock};
 use crate::metrics::Metrics;
 use crate::notify::Hub;
-use crate::state::ConnectionState;
 use crate::subscription::Wanted;
 use crate::types::InitializeResult;
-use crate::version::Era;
 
 pub(crate) struct Shared {
     pub(crate) config: ClientConfig,

@@ -15,8 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use tokio::sync::{oneshot, watch};
 
-use crate::error::Error;
-use crate::lock::Mutex;
+use crate::base::error::Error;
+use crate::base::lock::Mutex;
 
 /// The method that opens a subscription stream.
 pub(crate) const LISTEN: &str = "subscriptions/listen";

@@ -3,11 +3,11 @@
 
 use std::sync::Arc;
 
+use crate::base::error::ErrorKind;
+use crate::base::state::ConnectionState;
 use crate::connection::{self, Ended, TransportFactory};
-use crate::error::ErrorKind;
 use crate::metrics::Count;
 use crate::shared::Shared;
-use crate::state::ConnectionState;
 
 /// Runs until the client closes, or a connection fails and no reconnect is
 /// allowed.

@@ -17,10 +17,10 @@ use mcpwire_codec::jsonrpc::{ErrorObject, Id, Payload};
 use tracing::Span;
 use tracing::field::Empty;
 
-use crate::error::{Error, ErrorKind};
+use crate::base::error::{Error, ErrorKind};
+use crate::base::stamp::Route;
 use crate::labels::{Peer, Subject};
 use crate::metrics::{Metrics, Outcome};
-use crate::stamp::Route;
 
 /// The `tracing` target of request spans: filter on it to keep or drop them.
 pub const REQUEST_TARGET: &str = "mcpwire::request";

@@ -4,7 +4,7 @@
 //! Without the feature, or outside a span with a valid context, there is
 //! none, and only an explicit [`TraceContext`] is carried.
 
-use crate::options::TraceContext;
+use crate::base::options::TraceContext;
 
 /// The current span's trace context, if it has a valid one.
 #[cfg(feature = "otel")]

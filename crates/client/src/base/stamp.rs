@@ -11,7 +11,7 @@ use std::sync::Arc;
 use mcpwire_transport::FrameMeta;
 use serde_json::{Map, Value};
 
-use crate::headers::encode_value;
+use crate::base::headers::encode_value;
 
 /// The `_meta` key of the protocol version.
 pub(crate) const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";

@@ -13,7 +13,7 @@ use std::time::Duration;
 use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject};
 use mcpwire_transport::{CloseReason, SendError, TransportError};
 
-use crate::signal::CloseRequest;
+use crate::base::signal::CloseRequest;
 
 /// The cause of an error: owned, or shared with the transport's event.
 enum Source {
@@ -422,7 +422,7 @@ impl fmt::Display for Error {
             Detail::Version(v) => write!(
                 f,
                 "server chose protocol version {v:?}, which this client does not support (supported: {})",
-                crate::version::SUPPORTED_VERSIONS.join(", ")
+                crate::base::version::SUPPORTED_VERSIONS.join(", ")
             ),
         }
     }

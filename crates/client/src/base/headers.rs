@@ -4,7 +4,7 @@
 //! arguments).
 //!
 //! Pure functions: which headers a request gets is the era's decision
-//! (`crate::stamp`), which tools are dropped the typed API's.
+//! (`crate::base::stamp`), which tools are dropped the typed API's.
 
 use base64::Engine as _;
 use serde_json::Value;

@@ -7,7 +7,7 @@ use std::fmt;
 use std::sync::atomic::{AtomicU8, Ordering};
 use std::task::{Context, Waker};
 
-use crate::lock::Mutex;
+use crate::base::lock::Mutex;
 
 /// Why we close a connection ourselves.
 #[derive(Debug, Clone, PartialEq, Eq)]
