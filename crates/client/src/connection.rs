@@ -26,13 +26,13 @@ use crate::conn::Conn;
 use crate::driver::{self, DriverExit};
 use crate::engine::Engine;
 use crate::era_cache;
-use crate::labels::Peer;
 use crate::lifecycle::{self, Session, Target};
 use crate::listen;
-use crate::metrics::Count;
+use crate::observe::labels::Peer;
+use crate::observe::metrics::Count;
+use crate::observe::telemetry::SESSION_TARGET;
 use crate::pending::Cancel;
 use crate::shared::Shared;
-use crate::telemetry::SESSION_TARGET;
 
 /// Makes a new transport for each (re)connection attempt. An error here
 /// should say why the transport could not be opened:

@@ -23,7 +23,7 @@ use crate::base::handler::{
 };
 use crate::base::lock::Mutex;
 use crate::config::{ClientConfig, ElicitationDefaults};
-use crate::telemetry;
+use crate::observe::telemetry;
 use crate::types::ElicitParams;
 
 /// The handler a server request goes to, found once when it arrives.

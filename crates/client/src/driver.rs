@@ -23,8 +23,8 @@ use crate::base::error::Error;
 use crate::base::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
-use crate::metrics::Count;
 use crate::notify::Hub;
+use crate::observe::metrics::Count;
 use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.

@@ -32,11 +32,11 @@ use crate::base::lock::RwLock;
 use crate::base::options::{Replay, RequestOptions, TraceContext};
 use crate::base::signal::{DriverSignal, SIGNAL_REARM};
 use crate::base::stamp::{Route, Stamp};
-use crate::labels::Peer;
-use crate::metrics::Metrics;
+use crate::observe::labels::Peer;
+use crate::observe::metrics::Metrics;
+use crate::observe::telemetry::RequestTrace;
+use crate::observe::trace;
 use crate::pending::{Cancel, Pending, PendingTable, Timer};
-use crate::telemetry::RequestTrace;
-use crate::trace;
 use crate::types::Progress;
 
 /// Counters for one connection.

@@ -28,7 +28,7 @@ use crate::base::stamp::Route;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::engine::EncodedRequest;
-use crate::metrics::Count;
+use crate::observe::metrics::Count;
 use crate::pending::Cancel;
 
 /// How many times a request whose answer was lost is sent again.

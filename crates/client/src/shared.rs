@@ -18,8 +18,8 @@ use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::lifecycle::Session;
-use crate::metrics::Metrics;
 use crate::notify::Hub;
+use crate::observe::metrics::Metrics;
 use crate::subscription::Wanted;
 use crate::types::InitializeResult;
 

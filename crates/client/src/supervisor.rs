@@ -6,7 +6,7 @@ use std::sync::Arc;
 use crate::base::error::ErrorKind;
 use crate::base::state::ConnectionState;
 use crate::connection::{self, Ended, TransportFactory};
-use crate::metrics::Count;
+use crate::observe::metrics::Count;
 use crate::shared::Shared;
 
 /// Runs until the client closes, or a connection fails and no reconnect is
@@ -50,7 +50,7 @@ pub(crate) async fn supervise(shared: Arc<Shared>, factory: TransportFactory) {
         tracing::info!(attempt, ?delay, error = %cause, "reconnecting");
         shared
             .metrics
-            .count(Count::Reconnect, &crate::labels::Peer::default());
+            .count(Count::Reconnect, &crate::observe::labels::Peer::default());
         shared.state.send_replace(ConnectionState::Backoff {
             attempt,
             delay,

@@ -2,7 +2,7 @@
 //! sends and for every session, named and attributed as the OpenTelemetry
 //! semantic conventions for MCP say (`docs/gen-ai/mcp.md` of
 //! open-telemetry/semantic-conventions-genai, status Development), and the
-//! same facts as metrics ([`crate::metrics`], the `otel` feature).
+//! same facts as metrics ([`crate::observe::metrics`], the `otel` feature).
 //!
 //! `tracing-opentelemetry` reads the `otel.*` fields as the span's name,
 //! kind and status. With no subscriber interested in the target
@@ -19,8 +19,8 @@ use tracing::field::Empty;
 
 use crate::base::error::{Error, ErrorKind};
 use crate::base::stamp::Route;
-use crate::labels::{Peer, Subject};
-use crate::metrics::{Metrics, Outcome};
+use crate::observe::labels::{Peer, Subject};
+use crate::observe::metrics::{Metrics, Outcome};
 
 /// The `tracing` target of request spans: filter on it to keep or drop them.
 pub const REQUEST_TARGET: &str = "mcpwire::request";

@@ -17,7 +17,7 @@ use opentelemetry::metrics::{Counter, Histogram, Meter, UpDownCounter};
 
 use std::sync::Arc;
 
-use crate::labels::{Peer, Subject};
+use crate::observe::labels::{Peer, Subject};
 
 /// How one request ended, for its duration histogram.
 #[cfg_attr(not(feature = "otel"), allow(dead_code))]
