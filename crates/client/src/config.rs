@@ -6,7 +6,9 @@ use std::time::Duration;
 
 use crate::base::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
 use crate::base::version::EraChoice;
-use crate::cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
+use crate::cache::store::{
+    CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache,
+};
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
 use mcpwire_transport::Tap;
 

@@ -75,12 +75,10 @@
 pub mod types;
 mod base;
 mod cache;
-mod client_cache;
 mod config;
 mod observe;
 mod era_cache;
 mod pending;
-mod schema;
 mod subscription;
 mod notify;
 mod dispatch;
@@ -112,7 +110,9 @@ pub use base::version::{
     Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,
     is_supported,
 };
-pub use cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache};
+pub use cache::store::{
+    CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache,
+};
 pub use call::{Call, CallFuture, Operation};
 pub use client::Client;
 pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};

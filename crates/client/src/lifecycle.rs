@@ -35,7 +35,7 @@ use crate::base::stamp::Stamp;
 use crate::base::version::{
     Era, EraChoice, LATEST_VERSION, MODERN_VERSION, is_modern, is_supported,
 };
-use crate::client_cache::Lifetime;
+use crate::cache::view::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;

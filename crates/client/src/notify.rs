@@ -20,9 +20,9 @@ use serde_json::Value;
 use tokio::sync::{broadcast, watch};
 
 use crate::base::lock::Mutex;
-use crate::cache::Topic;
-use crate::client_cache::ClientCache;
-use crate::schema::ToolCache;
+use crate::cache::schema::ToolCache;
+use crate::cache::store::Topic;
+use crate::cache::view::ClientCache;
 use crate::subscription::{ACKNOWLEDGED, Tags, Verdict};
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
 

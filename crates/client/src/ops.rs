@@ -21,15 +21,15 @@ use crate::base::headers::param_headers;
 use crate::base::options::{CacheMode, Replay, RequestOptions};
 use crate::base::stamp::Route;
 use crate::base::version::Era;
-use crate::cache::{Topic, cacheable};
+use crate::cache::schema::ToolEntry;
+use crate::cache::store::{Topic, cacheable};
+use crate::cache::view::Lifetime;
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
-use crate::client_cache::Lifetime;
 use crate::conn::Conn;
 use crate::engine::EncodedRequest;
 use crate::listen;
 use crate::rounds::Rounds;
-use crate::schema::ToolEntry;
 use crate::types::{
     Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,
     ListToolsResult, LoggingLevel, Meta, Page, PaginatedParams, ReadResourceResult,

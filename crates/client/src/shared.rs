@@ -13,7 +13,7 @@ use crate::base::error::Error;
 use crate::base::lock::{Mutex, RwLock};
 use crate::base::state::ConnectionState;
 use crate::base::version::Era;
-use crate::client_cache::ClientCache;
+use crate::cache::view::ClientCache;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;

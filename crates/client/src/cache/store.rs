@@ -16,7 +16,7 @@
 //!
 //! Every critical section is one map operation; no lock is held across an
 //! await. Which store a client uses, and its partitions, are
-//! `crate::client_cache`'s.
+//! `crate::cache::view`'s.
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;

@@ -1,4 +1,4 @@
-//! One client's view of the response cache (`crate::cache`): which store
+//! One client's view of the response cache (`crate::cache::store`): which store
 //! (a shared one, or its own, allocated when it first keeps an answer), the
 //! server its connection reaches, whose private answers it may see, and how
 //! long an answer is kept. A client whose cache stays empty holds this view
@@ -11,7 +11,7 @@ use mcpwire_codec::jsonrpc::Payload;
 use tokio::time::Instant;
 
 use crate::base::lock::RwLock;
-use crate::cache::{CredentialId, Hints, Key, Partition, ResponseCache, Server, Topic};
+use crate::cache::store::{CredentialId, Hints, Key, Partition, ResponseCache, Server, Topic};
 
 /// How long an answer is kept.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
