@@ -11,7 +11,7 @@ use tokio::sync::{broadcast, watch};
 use crate::base::error::Error;
 use crate::call::Call;
 use crate::client::Client;
-use crate::notify::{ListKind, ServerNotification};
+use crate::notify::lanes::{ListKind, ServerNotification};
 use crate::ops::{
     CallTool, Complete, GetPrompt, ListAll, ListAllTools, ListPage, Ping, ReadResource, Request,
     SetLoggingLevel, Subscribe, Unsubscribe,

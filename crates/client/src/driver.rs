@@ -23,7 +23,7 @@ use crate::base::error::Error;
 use crate::base::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
-use crate::notify::Hub;
+use crate::notify::lanes::Hub;
 use crate::observe::metrics::Count;
 use crate::types::{Cancelled, Progress};
 

@@ -39,7 +39,7 @@ use crate::cache::view::Lifetime;
 use crate::config::ClientConfig;
 use crate::engine::Engine;
 use crate::era_cache;
-use crate::notify::Hub;
+use crate::notify::lanes::Hub;
 use crate::pending::Cancel;
 use crate::types::{DiscoverResult, InitializeParams, InitializeResult};
 

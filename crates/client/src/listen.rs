@@ -1,7 +1,7 @@
 //! The stateless era's notification stream: one `subscriptions/listen`
 //! request per connection, whose answer stream stays open and carries the
 //! notifications the client opted in to, each tagged with the request's id
-//! (see `crate::subscription`). It replaces the `initialize` era's GET
+//! (see `crate::notify::subscription`). It replaces the `initialize` era's GET
 //! stream and `resources/subscribe`, so the same typed API
 //! (`Client::list_changed`, `subscribe_resource`) works in both eras.
 //!
@@ -34,10 +34,10 @@ use crate::base::error::Error;
 use crate::base::options::{Replay, RequestOptions};
 use crate::config::Reconnect;
 use crate::conn::Conn;
-use crate::notify::Hub;
+use crate::notify::lanes::Hub;
+use crate::notify::subscription::{Filter, LISTEN};
 use crate::pending::Cancel;
 use crate::shared::Shared;
-use crate::subscription::{Filter, LISTEN};
 use crate::types::ListCapability;
 
 type Outcome = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;

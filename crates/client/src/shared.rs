@@ -18,9 +18,9 @@ use crate::config::ClientConfig;
 use crate::conn::Conn;
 use crate::dispatch::Dispatcher;
 use crate::lifecycle::Session;
-use crate::notify::Hub;
+use crate::notify::lanes::Hub;
+use crate::notify::subscription::Wanted;
 use crate::observe::metrics::Metrics;
-use crate::subscription::Wanted;
 use crate::types::InitializeResult;
 
 pub(crate) struct Shared {

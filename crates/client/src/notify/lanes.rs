@@ -23,7 +23,7 @@ use crate::base::lock::Mutex;
 use crate::cache::schema::ToolCache;
 use crate::cache::store::Topic;
 use crate::cache::view::ClientCache;
-use crate::subscription::{ACKNOWLEDGED, Tags, Verdict};
+use crate::notify::subscription::{ACKNOWLEDGED, Tags, Verdict};
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
 
 /// A notification the client has no dedicated lane for, as sent.
@@ -134,7 +134,7 @@ impl Hub {
     /// Routes one notification (not progress or cancellation, which the
     /// driver routes itself). Never waits. What a subscription stream
     /// carries is kept only from the current subscription (see
-    /// `crate::subscription`); untagged notifications (the `initialize`
+    /// `crate::notify::subscription`); untagged notifications (the `initialize`
     /// era's) are always kept.
     pub(crate) fn dispatch(&self, method: &str, params: Option<Payload>) {
         if matches!(
