@@ -9,8 +9,8 @@ use mcpwire_transport::TransportError;
 use tokio::sync::Notify;
 
 use crate::base::lock::Mutex;
-use crate::dispatch::Running;
-use crate::engine::Engine;
+use crate::requests::dispatch::Running;
+use crate::requests::engine::Engine;
 
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 20;

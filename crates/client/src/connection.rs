@@ -24,14 +24,14 @@ use crate::base::version::Era;
 use crate::config::Keepalive;
 use crate::conn::Conn;
 use crate::driver::{self, DriverExit};
-use crate::engine::Engine;
 use crate::era_cache;
 use crate::lifecycle::{self, Session, Target};
 use crate::listen;
 use crate::observe::labels::Peer;
 use crate::observe::metrics::Count;
 use crate::observe::telemetry::SESSION_TARGET;
-use crate::pending::Cancel;
+use crate::requests::engine::Engine;
+use crate::requests::pending::Cancel;
 use crate::shared::Shared;
 
 /// Makes a new transport for each (re)connection attempt. An error here

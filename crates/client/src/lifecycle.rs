@@ -37,10 +37,10 @@ use crate::base::version::{
 };
 use crate::cache::view::Lifetime;
 use crate::config::ClientConfig;
-use crate::engine::Engine;
 use crate::era_cache;
 use crate::notify::lanes::Hub;
-use crate::pending::Cancel;
+use crate::requests::engine::Engine;
+use crate::requests::pending::Cancel;
 use crate::types::{DiscoverResult, InitializeParams, InitializeResult};
 
 /// The code of `UnsupportedProtocolVersionError` (2026-07-28).

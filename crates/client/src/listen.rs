@@ -36,7 +36,7 @@ use crate::config::Reconnect;
 use crate::conn::Conn;
 use crate::notify::lanes::Hub;
 use crate::notify::subscription::{Filter, LISTEN};
-use crate::pending::Cancel;
+use crate::requests::pending::Cancel;
 use crate::shared::Shared;
 use crate::types::ListCapability;
 

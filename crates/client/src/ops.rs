@@ -27,8 +27,8 @@ use crate::cache::view::Lifetime;
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
 use crate::conn::Conn;
-use crate::engine::EncodedRequest;
 use crate::listen;
+use crate::requests::engine::EncodedRequest;
 use crate::rounds::Rounds;
 use crate::types::{
     Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,

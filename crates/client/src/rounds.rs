@@ -26,10 +26,10 @@ use crate::base::error::{Error, ErrorKind};
 use crate::base::options::{Replay, RequestOptions};
 use crate::base::stamp::Route;
 use crate::conn::Conn;
-use crate::dispatch::Dispatcher;
-use crate::engine::EncodedRequest;
 use crate::observe::metrics::Count;
-use crate::pending::Cancel;
+use crate::requests::dispatch::Dispatcher;
+use crate::requests::engine::EncodedRequest;
+use crate::requests::pending::Cancel;
 
 /// How many times a request whose answer was lost is sent again.
 const MAX_REISSUES: u32 = 2;

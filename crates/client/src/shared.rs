@@ -16,11 +16,11 @@ use crate::base::version::Era;
 use crate::cache::view::ClientCache;
 use crate::config::ClientConfig;
 use crate::conn::Conn;
-use crate::dispatch::Dispatcher;
 use crate::lifecycle::Session;
 use crate::notify::lanes::Hub;
 use crate::notify::subscription::Wanted;
 use crate::observe::metrics::Metrics;
+use crate::requests::dispatch::Dispatcher;
 use crate::types::InitializeResult;
 
 pub(crate) struct Shared {

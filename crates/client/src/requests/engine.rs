@@ -1,6 +1,6 @@
 //! The request engine of one connection: ids, encoding, sending, and
 //! completing the caller. The pending table and its timer are
-//! [`crate::pending`]'s; the options [`crate::base::options`]'.
+//! [`crate::requests::pending`]'s; the options [`crate::base::options`]'.
 //!
 //! Callers encode their request into a `Bytes` and push it into the
 //! transport's [`FrameSender`] on their own task: there is no client task on
@@ -36,7 +36,7 @@ use crate::observe::labels::Peer;
 use crate::observe::metrics::Metrics;
 use crate::observe::telemetry::RequestTrace;
 use crate::observe::trace;
-use crate::pending::{Cancel, Pending, PendingTable, Timer};
+use crate::requests::pending::{Cancel, Pending, PendingTable, Timer};
 use crate::types::Progress;
 
 /// Counters for one connection.
