@@ -12,10 +12,10 @@ use crate::base::error::Error;
 use crate::base::state::ConnectionState;
 use crate::base::version::Era;
 use crate::config::ClientConfig;
-use crate::conn::Conn;
-use crate::connection::TransportFactory;
-use crate::shared::Shared;
-use crate::supervisor::supervise;
+use crate::session::conn::Conn;
+use crate::session::connection::TransportFactory;
+use crate::session::shared::Shared;
+use crate::session::supervisor::supervise;
 use crate::types::{Implementation, InitializeResult, ServerCapabilities};
 
 /// A connection to one MCP server. Cheap to clone; every clone drives the

@@ -26,10 +26,10 @@ use crate::cache::store::{Topic, cacheable};
 use crate::cache::view::Lifetime;
 use crate::call::{Call, CallFuture, Operation, sealed};
 use crate::client::Client;
-use crate::conn::Conn;
-use crate::listen;
 use crate::requests::engine::EncodedRequest;
-use crate::rounds::Rounds;
+use crate::session::conn::Conn;
+use crate::session::listen;
+use crate::session::rounds::Rounds;
 use crate::types::{
     Arguments, CallToolResult, CompleteResult, CompletionReference, EmptyResult, GetPromptResult,
     ListToolsResult, LoggingLevel, Meta, Page, PaginatedParams, ReadResourceResult,
@@ -41,7 +41,7 @@ use crate::types::{
 const MAX_PAGES: usize = 10_000;
 
 /// How a request of `client` is sent until its final answer (see
-/// [`crate::rounds`]).
+/// [`crate::session::rounds`]).
 fn rounds<'a>(client: &'a Client, conn: &'a Conn, route: Option<&'a Route>) -> Rounds<'a> {
     Rounds {
         conn,
@@ -642,7 +642,7 @@ operation!(['a] Subscribe<'a> => ResourceSubscription, |this, client, opts| {
     let rx = client.shared.hub.updates_for(this.uri);
     if client.era() == Some(Era::Modern) {
         // The stateless era has no `resources/subscribe`: the URI joins the
-        // connection's `subscriptions/listen` stream (`crate::listen`).
+        // connection's `subscriptions/listen` stream (`crate::session::listen`).
         client.conn()?;
         let timeout = opts.timeout.unwrap_or(client.shared.config.request_timeout);
         listen::change(&client.shared, this.uri, true, timeout).await?;

@@ -19,7 +19,7 @@ use tokio::time::Instant;
 use crate::base::error::Error;
 use crate::base::version::Era;
 use crate::client::Client;
-use crate::rounds::Rounds;
+use crate::session::rounds::Rounds;
 use crate::types::{CallToolResult, Extra};
 
 /// The extension's identifier (what [`ClientConfig::tasks`](crate::ClientConfig::tasks)

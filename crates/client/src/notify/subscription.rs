@@ -3,7 +3,7 @@
 //! subscription ids notifications are tagged with, and what the client
 //! wants to be subscribed to, which outlives any one connection.
 //!
-//! The stream itself is run by `crate::listen`; the notification lanes
+//! The stream itself is run by `crate::session::listen`; the notification lanes
 //! (`crate::notify::lanes`) consult [`Tags`] to keep only what the current
 //! subscription delivers.
 

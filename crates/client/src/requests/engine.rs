@@ -8,7 +8,7 @@
 //! directly through a oneshot found in the pending table.
 //!
 //! The engine knows nothing of the handshake: a lifecycle (see
-//! [`crate::lifecycle`]) runs over it like any other caller. Every request
+//! [`crate::session::lifecycle`]) runs over it like any other caller. Every request
 //! is encoded by [`encode`], the one place a lifecycle that puts `_meta` on
 //! every request (the stateless 2026 revision) would add it.
 

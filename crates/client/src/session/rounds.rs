@@ -25,11 +25,11 @@ use serde_json::{Map, Value};
 use crate::base::error::{Error, ErrorKind};
 use crate::base::options::{Replay, RequestOptions};
 use crate::base::stamp::Route;
-use crate::conn::Conn;
 use crate::observe::metrics::Count;
 use crate::requests::dispatch::Dispatcher;
 use crate::requests::engine::EncodedRequest;
 use crate::requests::pending::Cancel;
+use crate::session::conn::Conn;
 
 /// How many times a request whose answer was lost is sent again.
 const MAX_REISSUES: u32 = 2;

@@ -1,7 +1,7 @@
 //! The life of one connection: open a transport, start the driver, run the
 //! lifecycle's handshake, serve while ready (keepalive, re-initializing an
 //! expired session), and end, failing whatever still waits. The supervisor
-//! (`crate::supervisor`) runs one connection after another.
+//! (`crate::session::supervisor`) runs one connection after another.
 
 use std::borrow::Cow;
 use std::future::Future;
@@ -22,17 +22,17 @@ use crate::base::signal::{CloseRequest, SIGNAL_SESSION};
 use crate::base::state::ConnectionState;
 use crate::base::version::Era;
 use crate::config::Keepalive;
-use crate::conn::Conn;
-use crate::driver::{self, DriverExit};
-use crate::era_cache;
-use crate::lifecycle::{self, Session, Target};
-use crate::listen;
 use crate::observe::labels::Peer;
 use crate::observe::metrics::Count;
 use crate::observe::telemetry::SESSION_TARGET;
 use crate::requests::engine::Engine;
 use crate::requests::pending::Cancel;
-use crate::shared::Shared;
+use crate::session::conn::Conn;
+use crate::session::driver::{self, DriverExit};
+use crate::session::era_cache;
+use crate::session::lifecycle::{self, Session, Target};
+use crate::session::listen;
+use crate::session::shared::Shared;
 
 /// Makes a new transport for each (re)connection attempt. An error here
 /// should say why the transport could not be opened:

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use crate::base::error::ErrorKind;
 use crate::base::state::ConnectionState;
-use crate::connection::{self, Ended, TransportFactory};
 use crate::observe::metrics::Count;
-use crate::shared::Shared;
+use crate::session::connection::{self, Ended, TransportFactory};
+use crate::session::shared::Shared;
 
 /// Runs until the client closes, or a connection fails and no reconnect is
 /// allowed.

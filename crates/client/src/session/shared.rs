@@ -15,12 +15,12 @@ use crate::base::state::ConnectionState;
 use crate::base::version::Era;
 use crate::cache::view::ClientCache;
 use crate::config::ClientConfig;
-use crate::conn::Conn;
-use crate::lifecycle::Session;
 use crate::notify::lanes::Hub;
 use crate::notify::subscription::Wanted;
 use crate::observe::metrics::Metrics;
 use crate::requests::dispatch::Dispatcher;
+use crate::session::conn::Conn;
+use crate::session::lifecycle::Session;
 use crate::types::InitializeResult;
 
 pub(crate) struct Shared {

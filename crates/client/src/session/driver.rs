@@ -21,10 +21,10 @@ use tokio::time::{Instant, Sleep};
 
 use crate::base::error::Error;
 use crate::base::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
-use crate::conn::Conn;
 use crate::notify::lanes::Hub;
 use crate::observe::metrics::Count;
 use crate::requests::dispatch::Dispatcher;
+use crate::session::conn::Conn;
 use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.

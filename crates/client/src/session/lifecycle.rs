@@ -12,9 +12,9 @@
 //!   unsupported-version error (`-32022`).
 //! - [`Auto`]: the probe. `server/discover`, bounded in time; a stateless
 //!   answer (or a `-32022`) keeps the stateless era, anything else falls back
-//!   to `initialize`. The outcome is cached per server (`crate::era_cache`).
+//!   to `initialize`. The outcome is cached per server (`crate::session::era_cache`).
 //!
-//! The connection (`crate::connection`) runs whichever lifecycle the client
+//! The connection (`crate::session::connection`) runs whichever lifecycle the client
 //! was built with, on the first connection and after a session expired, and
 //! spawns a stdio server again if the probe made it exit.
 
@@ -37,10 +37,10 @@ use crate::base::version::{
 };
 use crate::cache::view::Lifetime;
 use crate::config::ClientConfig;
-use crate::era_cache;
 use crate::notify::lanes::Hub;
 use crate::requests::engine::Engine;
 use crate::requests::pending::Cancel;
+use crate::session::era_cache;
 use crate::types::{DiscoverResult, InitializeParams, InitializeResult};
 
 /// The code of `UnsupportedProtocolVersionError` (2026-07-28).
@@ -373,7 +373,7 @@ impl Auto<'_> {
         modern: Discover<'_>,
     ) -> Result<Session, Error> {
         // A server that exits here is spawned again and initialized
-        // directly, as at the probe (see `crate::connection`), which also
+        // directly, as at the probe (see `crate::session::connection`), which also
         // corrects the cache.
         // As at the probe, half of `init_timeout` at most, so that the
         // fallback has the rest.

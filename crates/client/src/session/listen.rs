@@ -33,11 +33,11 @@ use tokio::time::Instant;
 use crate::base::error::Error;
 use crate::base::options::{Replay, RequestOptions};
 use crate::config::Reconnect;
-use crate::conn::Conn;
 use crate::notify::lanes::Hub;
 use crate::notify::subscription::{Filter, LISTEN};
 use crate::requests::pending::Cancel;
-use crate::shared::Shared;
+use crate::session::conn::Conn;
+use crate::session::shared::Shared;
 use crate::types::ListCapability;
 
 type Outcome = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
