@@ -9,8 +9,8 @@ use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, watch};
 
 use crate::base::error::Error;
-use crate::call::Call;
-use crate::client::Client;
+use crate::client::call::Call;
+use crate::client::handle::Client;
 use crate::notify::lanes::{ListKind, ServerNotification};
 use crate::ops::{
     CallTool, Complete, GetPrompt, ListAll, ListAllTools, ListPage, Ping, ReadResource, Request,

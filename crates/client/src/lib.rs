@@ -81,7 +81,6 @@ mod requests;
 mod notify;
 mod session;
 mod client;
-mod call;
 pub mod ops;
 mod api;
 pub mod skills;
@@ -102,8 +101,8 @@ pub use base::version::{
 pub use cache::store::{
     CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache,
 };
-pub use call::{Call, CallFuture, Operation};
-pub use client::Client;
+pub use client::call::{Call, CallFuture, Operation};
+pub use client::handle::Client;
 pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
 pub use notify::lanes::{ListKind, ServerNotification};
 pub use observe::telemetry::{REQUEST_TARGET, SESSION_TARGET};

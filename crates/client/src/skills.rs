@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::base::error::Error;
 use crate::base::frontmatter;
-use crate::client::Client;
+use crate::client::handle::Client;
 use crate::types::{Extra, Meta};
 
 /// The extension's identifier, as servers declare it in

@@ -18,7 +18,7 @@ use tokio::time::Instant;
 
 use crate::base::error::Error;
 use crate::base::version::Era;
-use crate::client::Client;
+use crate::client::handle::Client;
 use crate::session::rounds::Rounds;
 use crate::types::{CallToolResult, Extra};
 

@@ -26,7 +26,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::base::error::Error;
 use crate::base::options::{CacheMode, Deadline, Replay, RequestOptions, TraceContext};
-use crate::client::Client;
+use crate::client::handle::Client;
 use crate::types::Progress;
 
 /// What awaiting a [`Call`] gives: a boxed, sendable future borrowing the
