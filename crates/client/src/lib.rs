@@ -70,21 +70,22 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// Lowest layer first: a module imports only from modules declared above it
-// (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
-pub mod types;
-mod base;
-mod cache;
-mod config;
-mod observe;
-mod requests;
-mod notify;
-mod session;
-mod client;
-pub mod ops;
-mod api;
-pub mod skills;
-pub mod tasks;
+// The crate's layers, lowest first: a module imports only from modules
+// declared above it (`cargo xtask tidy` checks it, and `cargo xtask tidy
+// --print` draws the layers). Each folder's module doc says what it holds.
+pub mod types; // The wire types.
+mod base; // The vocabulary: errors, options, versions, stamps, the lock helper.
+mod cache; // What the client keeps of the server's answers.
+mod config; // The client's configuration.
+mod observe; // Spans, metrics and their labels.
+mod notify; // Server notifications and their lanes.
+mod requests; // Requests both ways over one connection.
+mod session; // One connection's life, and reconnecting.
+mod client; // The `Client` handle and `Call`.
+pub mod ops; // The requests a `Call` runs.
+pub mod tasks; // The tasks extension.
+pub mod skills; // The skills extension.
+mod api; // The client's typed methods, one per server feature.
 
 pub use base::error::{Error, ErrorKind};
 pub use base::handler::{

@@ -4,8 +4,9 @@
 //! request's `_meta` (`trace`); the client's metrics (`metrics`); and the
 //! `tracing` spans of requests and sessions (`telemetry`).
 //!
-//! It uses `base` and the wire types. Observers change nothing: no layer
-//! decides what to do from what is here.
+//! It uses `base`, `config` (where the meter comes from) and the wire
+//! types. Observers change nothing: no layer decides what to do from what is
+//! here.
 
 pub(crate) mod labels;
 pub(crate) mod trace;
