@@ -78,7 +78,7 @@ mod base; // The vocabulary: errors, options, versions, stamps, the lock helper.
 mod cache; // What the client keeps of the server's answers.
 mod config; // The client's configuration.
 mod observe; // Spans, metrics and their labels.
-mod notify; // Server notifications and their lanes.
+mod notify; // Server notifications: their inbox and lanes.
 mod requests; // Requests both ways over one connection.
 mod session; // One connection's life, and reconnecting.
 mod client; // The `Client` handle and `Call`.
@@ -105,7 +105,7 @@ pub use cache::store::{
 pub use client::call::{Call, CallFuture, Operation};
 pub use client::handle::Client;
 pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
-pub use notify::lanes::{ListKind, ServerNotification};
+pub use notify::inbox::{ListKind, ServerNotification};
 pub use observe::telemetry::{REQUEST_TARGET, SESSION_TARGET};
 pub use ops::{LevelApplied, ResourceSubscription};
 pub use session::connection::TransportFactory;

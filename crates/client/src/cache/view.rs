@@ -28,7 +28,7 @@ pub(crate) enum Lifetime {
 /// given, or its own, made on first use), which server its answers come
 /// from, and whose private answers it may see.
 #[derive(Debug)]
-pub(crate) struct ClientCache {
+pub(crate) struct CacheView {
     shared: Option<ResponseCache>,
     own_bounds: (usize, usize),
     own: OnceLock<ResponseCache>,
@@ -39,7 +39,7 @@ pub(crate) struct ClientCache {
     server: RwLock<Server>,
 }
 
-impl ClientCache {
+impl CacheView {
     /// The view of a client with `shared` (or its own cache of
     /// `own_bounds`: entries, bytes) and `credential`.
     pub(crate) fn new(
@@ -243,7 +243,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn hits_misses_stores_and_expiries_are_traced_at_debug() {
         let messages = Arc::new(Messages::default());
-        let view = ClientCache::new(None, (8, 1 << 20), None);
+        let view = CacheView::new(None, (8, 1 << 20), None);
         let answer = payload(json!({"tools": [], "ttlMs": 1000, "cacheScope": "public"}));
         tracing::subscriber::with_default(messages.clone(), || {
             assert!(view.lookup("tools/list", Some("c1")).is_none());

@@ -12,9 +12,9 @@ use crate::base::error::Error;
 use crate::base::state::ConnectionState;
 use crate::base::version::Era;
 use crate::config::ClientConfig;
-use crate::session::conn::Conn;
+use crate::session::client_core::ClientCore;
 use crate::session::connection::TransportFactory;
-use crate::session::shared::Shared;
+use crate::session::live::LiveConnection;
 use crate::session::supervisor::supervise;
 use crate::types::{Implementation, InitializeResult, ServerCapabilities};
 
@@ -28,7 +28,7 @@ use crate::types::{Implementation, InitializeResult, ServerCapabilities};
 /// and queues it on the transport from the caller's own task.
 #[derive(Clone)]
 pub struct Client {
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<ClientCore>,
     _owner: Arc<Owner>,
 }
 
@@ -43,7 +43,7 @@ impl std::fmt::Debug for Client {
 
 /// Dropped with the last `Client` clone: closes the connection.
 struct Owner {
-    shared: Arc<Shared>,
+    shared: Arc<ClientCore>,
 }
 
 impl Drop for Owner {
@@ -100,7 +100,7 @@ impl Client {
     /// Starts connecting in the background and returns at once; watch
     /// [`watch_state`](Self::watch_state) for readiness.
     pub fn start(factory: TransportFactory, config: ClientConfig) -> Self {
-        let shared = Arc::new(Shared::new(config));
+        let shared = Arc::new(ClientCore::new(config));
         let task = tokio::spawn(supervise(shared.clone(), factory));
         *shared.task.lock() = Some(task);
         Client {
@@ -182,7 +182,7 @@ impl Client {
     }
 
     /// The ready connection, or why there is none.
-    pub(crate) fn conn(&self) -> Result<Arc<Conn>, Error> {
+    pub(crate) fn conn(&self) -> Result<Arc<LiveConnection>, Error> {
         self.shared.conn()
     }
 }

@@ -4,7 +4,7 @@
 //! wants to be subscribed to, which outlives any one connection.
 //!
 //! The stream itself is run by `crate::session::listen`; the notification lanes
-//! (`crate::notify::lanes`) consult [`Tags`] to keep only what the current
+//! (`crate::notify::inbox`) consult [`Tags`] to keep only what the current
 //! subscription delivers.
 
 use std::collections::{BTreeSet, HashMap};

@@ -169,7 +169,7 @@ pub struct Subscribe<'a> {
 
 operation!(['a] Subscribe<'a> => ResourceSubscription, |this, client, opts| {
     // Listen before asking, so no update between the two is missed.
-    let rx = client.shared.hub.updates_for(this.uri);
+    let rx = client.shared.inbox.updates_for(this.uri);
     if client.era() == Some(Era::Modern) {
         // The stateless era has no `resources/subscribe`: the URI joins the
         // connection's `subscriptions/listen` stream (`crate::session::listen`).

@@ -103,7 +103,7 @@ where
     F: FnOnce() -> Fut,
     Fut: Future<Output = Result<(Payload, u32), Error>>,
 {
-    let view = &client.shared.hub.cache;
+    let view = &client.shared.inbox.cache;
     let lifetime = match opts.cache {
         CacheMode::Bypass => None,
         _ if !view.enabled() => None,
@@ -184,7 +184,7 @@ async fn walk_from<R: Page>(
         Err(Walk::StaleCursor(e)) => {
             tracing::debug!(method = R::METHOD, error = %e, "a cached cursor was refused: listing again");
             if let Some(topic) = topic(R::METHOD) {
-                client.shared.hub.cache.invalidate(topic);
+                client.shared.inbox.cache.invalidate(topic);
             }
             let opts = opts.clone().cache(CacheMode::Refresh);
             let first = page::<R>(client, None, &opts).await?;
@@ -251,7 +251,7 @@ async fn walk_pages<R: Page>(
 
 /// Every tool, and the tool cache refreshed with them.
 pub(super) async fn all_tools(client: &Client, opts: &RequestOptions) -> Result<Vec<Tool>, Error> {
-    let cache = &client.shared.hub.tools;
+    let cache = &client.shared.inbox.tools;
     let generation = cache.generation();
     // The first page is sent here rather than by the walker so that its id
     // is known: a `list_changed` that arrives before its answer is

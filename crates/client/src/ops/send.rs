@@ -13,14 +13,14 @@ use crate::base::options::{Replay, RequestOptions};
 use crate::base::stamp::Route;
 use crate::base::version::Era;
 use crate::client::handle::Client;
-use crate::session::conn::Conn;
+use crate::session::live::LiveConnection;
 use crate::session::rounds::Rounds;
 
 /// How a request of `client` is sent until its final answer (see
 /// [`crate::session::rounds`]).
 pub(super) fn rounds<'a>(
     client: &'a Client,
-    conn: &'a Conn,
+    conn: &'a LiveConnection,
     route: Option<&'a Route>,
 ) -> Rounds<'a> {
     Rounds {

@@ -16,12 +16,12 @@ use crate::base::version::Era;
 use crate::cache::schema::ToolEntry;
 use crate::client::handle::Client;
 use crate::requests::engine::EncodedRequest;
-use crate::session::conn::Conn;
+use crate::session::live::LiveConnection;
 use crate::types::CallToolResult;
 
 /// A `tools/call` encoded on one connection, ready to send on it.
 pub(super) struct ToolCall {
-    conn: Arc<Conn>,
+    conn: Arc<LiveConnection>,
     request: EncodedRequest,
     replay: Replay,
     /// The tool as listed, whose output schema the result must match.
@@ -48,7 +48,7 @@ pub(super) async fn encode_tool_call<P: Serialize + Sync + ?Sized, A: Serialize 
     arguments: &A,
     opts: &RequestOptions,
 ) -> Result<ToolCall, Error> {
-    let tools = &client.shared.hub.tools;
+    let tools = &client.shared.inbox.tools;
     let mut found = tools.lookup(name);
     let unlisted = found.needs_listing
         && client
@@ -125,7 +125,7 @@ pub(super) async fn finish_tool_call(
     let result: CallToolResult = payload.take().map_err(|e| Error::decode("tools/call", e))?;
     if list_after && result.structured_content.is_some() && result.is_error != Some(true) {
         let name = route.name.as_deref().unwrap_or_default();
-        let tools = &client.shared.hub.tools;
+        let tools = &client.shared.inbox.tools;
         // Another call may have listed them meanwhile.
         let found = tools.lookup(name);
         if !found.needs_listing {

@@ -27,12 +27,12 @@ use crate::observe::metrics::Count;
 use crate::observe::telemetry::SESSION_TARGET;
 use crate::requests::engine::Engine;
 use crate::requests::pending::Cancel;
-use crate::session::conn::Conn;
+use crate::session::client_core::ClientCore;
 use crate::session::driver::{self, DriverExit};
 use crate::session::era_cache;
 use crate::session::lifecycle::{self, Session, Target};
 use crate::session::listen;
-use crate::session::shared::Shared;
+use crate::session::live::LiveConnection;
 
 /// Makes a new transport for each (re)connection attempt. An error here
 /// should say why the transport could not be opened:
@@ -51,7 +51,7 @@ pub(crate) enum Ended {
 /// Runs one connection from open to close. A server that exits at the era
 /// probe (a stdio server of the `initialize` era that does not take unknown
 /// methods well) is spawned once more and initialized directly.
-pub(crate) async fn run(shared: &Arc<Shared>, factory: &mut Option<TransportFactory>) -> Ended {
+pub(crate) async fn run(shared: &Arc<ClientCore>, factory: &mut Option<TransportFactory>) -> Ended {
     let mut skip_probe = false;
     loop {
         match attempt(shared, factory, skip_probe).await {
@@ -82,7 +82,7 @@ enum Attempt {
 }
 
 async fn attempt(
-    shared: &Arc<Shared>,
+    shared: &Arc<ClientCore>,
     factory: &mut Option<TransportFactory>,
     skip_probe: bool,
 ) -> Attempt {
@@ -114,11 +114,11 @@ async fn attempt(
     let info = transport.info();
     let key = era_cache::key(&info);
     // No connection is ready now: nothing reads the cache's server under way.
-    shared.hub.cache.set_server(key.as_deref());
+    shared.inbox.cache.set_server(key.as_deref());
     let target = Arc::new(Target {
         key,
         skip_probe,
-        hub: Some(shared.hub.clone()),
+        inbox: Some(shared.inbox.clone()),
         ..Target::default()
     });
     let engine = Engine::new(
@@ -128,12 +128,12 @@ async fn attempt(
         Arc::new(Peer::from_info(&info, shared.config.server_label.clone())),
         shared.metrics.clone(),
     );
-    let conn = Arc::new(Conn::new(engine));
+    let conn = Arc::new(LiveConnection::new(engine));
     let window = NonZeroU32::new(shared.config.grant_window).unwrap_or(NonZeroU32::MIN);
     let driver = driver::run(
         transport,
         conn.clone(),
-        shared.hub.clone(),
+        shared.inbox.clone(),
         shared.dispatcher.clone(),
         window,
     );
@@ -159,8 +159,8 @@ async fn attempt(
 
 /// Runs the lifecycle's handshake while the driver reads its answers.
 async fn handshake<D: Future<Output = DriverExit>>(
-    shared: &Shared,
-    conn: &Conn,
+    shared: &ClientCore,
+    conn: &LiveConnection,
     mut driver: Pin<&mut D>,
     target: &Target,
 ) -> Result<Session, Ended> {
@@ -196,8 +196,8 @@ async fn handshake<D: Future<Output = DriverExit>>(
 
 /// Serves the ready connection until it closes.
 async fn serve<D: Future<Output = DriverExit>>(
-    shared: &Arc<Shared>,
-    conn: Arc<Conn>,
+    shared: &Arc<ClientCore>,
+    conn: Arc<LiveConnection>,
     session: Box<Session>,
     mut driver: Pin<&mut D>,
     target: Arc<Target>,
@@ -305,12 +305,12 @@ fn session_span(session: &Session, peer: &Peer) -> tracing::Span {
 }
 
 /// Fails every request still waiting and stops every server-request handler.
-fn finish(conn: &Conn, error: &Error) {
+fn finish(conn: &LiveConnection, error: &Error) {
     conn.engine.close_all(error.clone());
     conn.running.abort_all();
 }
 
-fn closed_error(conn: &Conn, exit: DriverExit) -> Error {
+fn closed_error(conn: &LiveConnection, exit: DriverExit) -> Error {
     let tail = match &exit.reason {
         Some(CloseReason::Exited(info)) if !info.stderr_tail.is_empty() => info.stderr_tail.clone(),
         _ => conn.stderr_tail(),
@@ -320,7 +320,7 @@ fn closed_error(conn: &Conn, exit: DriverExit) -> Error {
 
 /// Checks the server is alive every interval (`ping`, or the stateless
 /// era's `server/discover`); closes the connection after too many failures.
-async fn keepalive(conn: Arc<Conn>, k: Keepalive, era: Era) {
+async fn keepalive(conn: Arc<LiveConnection>, k: Keepalive, era: Era) {
     let engine = &conn.engine;
     let opts = RequestOptions::new().timeout(k.timeout);
     let mut failures = 0u32;
@@ -352,7 +352,7 @@ async fn keepalive(conn: Arc<Conn>, k: Keepalive, era: Era) {
 
 /// The session expired under some requests: initialize again, then send
 /// again what is safe and fail the rest with `OutcomeUnknown`.
-async fn reinitialize(shared: Arc<Shared>, conn: Arc<Conn>, target: Arc<Target>) {
+async fn reinitialize(shared: Arc<ClientCore>, conn: Arc<LiveConnection>, target: Arc<Target>) {
     let engine = &conn.engine;
     engine.metrics().count(Count::SessionExpired, engine.peer());
     tracing::info!("the server expired the session: initializing again");

@@ -21,10 +21,10 @@ use tokio::time::{Instant, Sleep};
 
 use crate::base::error::Error;
 use crate::base::signal::{CloseRequest, SIGNAL_CLOSE, SIGNAL_REARM, SIGNAL_SESSION};
-use crate::notify::lanes::Hub;
+use crate::notify::inbox::Inbox;
 use crate::observe::metrics::Count;
 use crate::requests::dispatch::Dispatcher;
-use crate::session::conn::Conn;
+use crate::session::live::LiveConnection;
 use crate::types::{Cancelled, Progress};
 
 /// How the transport session ended.
@@ -44,8 +44,8 @@ enum Step {
 
 pub(crate) async fn run<T: Transport>(
     mut transport: T,
-    conn: Arc<Conn>,
-    hub: Arc<Hub>,
+    conn: Arc<LiveConnection>,
+    inbox: Arc<Inbox>,
     dispatcher: Arc<Dispatcher>,
     window: NonZeroU32,
 ) -> DriverExit {
@@ -103,7 +103,7 @@ pub(crate) async fn run<T: Transport>(
                     remaining = window.get();
                 }
                 engine.metrics().bytes(false, frame.len(), engine.peer());
-                on_frame(frame, &conn, &hub, &dispatcher);
+                on_frame(frame, &conn, &inbox, &dispatcher);
             }
             TransportEvent::Stderr(line) => {
                 tracing::debug!(target: "mcp_server_stderr", "{line}");
@@ -134,15 +134,15 @@ fn arm(timer: &mut Pin<Box<Sleep>>, armed_at: &mut Option<Instant>, at: Option<I
     *armed_at = at;
 }
 
-fn on_frame(frame: Bytes, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+fn on_frame(frame: Bytes, conn: &LiveConnection, inbox: &Inbox, dispatcher: &Arc<Dispatcher>) {
     // A JSON array is a batch (allowed by 2025-03-26): each element is
     // handled as if it had come alone.
     match Message::parse_frame(frame) {
-        Ok(Frame::Single(msg)) => on_message(msg, conn, hub, dispatcher),
+        Ok(Frame::Single(msg)) => on_message(msg, conn, inbox, dispatcher),
         Ok(Frame::Batch(items)) => {
             for item in items {
                 match item {
-                    Ok(msg) => on_message(msg, conn, hub, dispatcher),
+                    Ok(msg) => on_message(msg, conn, inbox, dispatcher),
                     Err(e) => malformed(conn, &e),
                 }
             }
@@ -151,7 +151,7 @@ fn on_frame(frame: Bytes, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) 
     }
 }
 
-fn malformed(conn: &Conn, e: &EnvelopeError) {
+fn malformed(conn: &LiveConnection, e: &EnvelopeError) {
     conn.engine.stats.malformed.fetch_add(1, Ordering::Relaxed);
     conn.engine
         .metrics()
@@ -159,14 +159,14 @@ fn malformed(conn: &Conn, e: &EnvelopeError) {
     tracing::warn!(error = %e, "ignoring a malformed message from the server");
 }
 
-fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>) {
+fn on_message(msg: Message, conn: &LiveConnection, inbox: &Inbox, dispatcher: &Arc<Dispatcher>) {
     let engine = &conn.engine;
     match msg {
         Message::Response(Response { id, outcome }) => match id {
             Some(Id::Number(n)) => {
                 // Before the caller can see the answer: what the tool cache
                 // learns of its order against `list_changed`.
-                hub.tools.answered(n);
+                inbox.tools.answered(n);
                 let outcome = outcome.map_err(Error::server);
                 if !engine.complete(n, outcome) {
                     tracing::debug!(id = n, "response to no pending request (late or unknown)");
@@ -191,7 +191,7 @@ fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>
                 match id {
                     // A server ends one of our subscription streams this
                     // way on stdio (the only request of ours it may cancel).
-                    Some(Id::Number(n)) if hub.tags.is_open(n) => {
+                    Some(Id::Number(n)) if inbox.tags.is_open(n) => {
                         let ended = Error::cancelled("the server ended the subscription");
                         engine.complete(n, Err(ended));
                     }
@@ -201,14 +201,14 @@ fn on_message(msg: Message, conn: &Conn, hub: &Hub, dispatcher: &Arc<Dispatcher>
                     None => {}
                 }
             }
-            method => hub.dispatch(method, n.params),
+            method => inbox.dispatch(method, n.params),
         },
     }
 }
 
 /// A frame we queued was not delivered. A request fails, or, if the session
 /// expired, waits for the lifecycle to re-initialize and replay it.
-fn on_undelivered(frame: Bytes, error: TransportError, conn: &Conn) {
+fn on_undelivered(frame: Bytes, error: TransportError, conn: &LiveConnection) {
     let id = match Message::parse(frame.clone()) {
         Ok(Message::Request(r)) => match r.id {
             Id::Number(n) => n,

@@ -37,7 +37,7 @@ use crate::base::version::{
 };
 use crate::cache::view::Lifetime;
 use crate::config::ClientConfig;
-use crate::notify::lanes::Hub;
+use crate::notify::inbox::Inbox;
 use crate::requests::engine::Engine;
 use crate::requests::pending::Cancel;
 use crate::session::era_cache;
@@ -66,9 +66,9 @@ pub(crate) struct Target {
     pub(crate) probing: AtomicBool,
     /// Go straight to `initialize` (the probe already killed a server).
     pub(crate) skip_probe: bool,
-    /// The client's notification hub, whose response cache may hold a
+    /// The client's notification inbox, whose response cache may hold a
     /// fresh `server/discover` answer of this server.
-    pub(crate) hub: Option<Arc<Hub>>,
+    pub(crate) inbox: Option<Arc<Inbox>>,
 }
 
 /// Runs the handshake of the lifecycle `config` asks for over `engine`
@@ -196,7 +196,7 @@ impl<'c> Discover<'c> {
         );
         let opts = RequestOptions::new().timeout(timeout);
         let cache = target
-            .hub
+            .inbox
             .as_ref()
             .map(|h| &h.cache)
             .filter(|c| c.enabled());

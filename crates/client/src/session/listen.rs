@@ -33,11 +33,11 @@ use tokio::time::Instant;
 use crate::base::error::Error;
 use crate::base::options::{Replay, RequestOptions};
 use crate::config::Reconnect;
-use crate::notify::lanes::Hub;
+use crate::notify::inbox::Inbox;
 use crate::notify::subscription::{Filter, LISTEN};
 use crate::requests::pending::Cancel;
-use crate::session::conn::Conn;
-use crate::session::shared::Shared;
+use crate::session::client_core::ClientCore;
+use crate::session::live::LiveConnection;
 use crate::types::ListCapability;
 
 type Outcome = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
@@ -46,7 +46,7 @@ type Outcome = Pin<Box<dyn Future<Output = Result<Payload, Error>> + Send>>;
 struct Listen {
     id: i64,
     call: Outcome,
-    hub: Arc<Hub>,
+    inbox: Arc<Inbox>,
     /// When it was acknowledged, and the delivery count then.
     since: Instant,
     delivered: u64,
@@ -56,18 +56,18 @@ impl Listen {
     /// True if it delivered something, or stayed open long enough to count
     /// as working (a quiet server's stream that breaks now and then).
     fn made_progress(&self, long: Duration) -> bool {
-        self.hub.tags.delivered() > self.delivered || self.since.elapsed() >= long
+        self.inbox.tags.delivered() > self.delivered || self.since.elapsed() >= long
     }
 }
 
 impl Drop for Listen {
     fn drop(&mut self) {
-        self.hub.tags.ended(self.id);
+        self.inbox.tags.ended(self.id);
     }
 }
 
 /// The `list_changed` kinds the server of this connection advertises.
-fn advertised(shared: &Shared) -> Filter {
+fn advertised(shared: &ClientCore) -> Filter {
     let Some(session) = shared.session() else {
         return Filter::default();
     };
@@ -83,7 +83,7 @@ fn advertised(shared: &Shared) -> Filter {
 
 /// Runs the subscription stream of one connection of the stateless era,
 /// until the connection ends (its task is then aborted).
-pub(crate) async fn run(shared: Arc<Shared>, conn: Arc<Conn>) {
+pub(crate) async fn run(shared: Arc<ClientCore>, conn: Arc<LiveConnection>) {
     let lists = advertised(&shared);
     let policy = Reconnect::new();
     let ack_timeout = shared.config.request_timeout;
@@ -104,7 +104,7 @@ pub(crate) async fn run(shared: Arc<Shared>, conn: Arc<Conn>) {
             }
             continue;
         }
-        match open(&conn, &shared.hub, &filter, ack_timeout).await {
+        match open(&conn, &shared.inbox, &filter, ack_timeout).await {
             Ok((listen, acked)) => {
                 tracing::debug!(id = listen.id, ?acked, "subscription stream open");
                 if acked != filter {
@@ -180,8 +180,8 @@ pub(crate) async fn run(shared: Arc<Shared>, conn: Arc<Conn>) {
 /// Opens a stream with `filter` and waits (at most `timeout`) for its
 /// acknowledgement.
 async fn open(
-    conn: &Arc<Conn>,
-    hub: &Arc<Hub>,
+    conn: &Arc<LiveConnection>,
+    inbox: &Arc<Inbox>,
     filter: &Filter,
     timeout: Duration,
 ) -> Result<(Listen, Filter), Error> {
@@ -192,7 +192,7 @@ async fn open(
         .engine
         .encode_request(LISTEN, Some(&params), &opts, None)?;
     let id = request.id();
-    let ack = hub.tags.expect(id);
+    let ack = inbox.tags.expect(id);
     let call = {
         let conn = conn.clone();
         Box::pin(async move {
@@ -210,7 +210,7 @@ async fn open(
     let mut listen = Listen {
         id,
         call,
-        hub: hub.clone(),
+        inbox: inbox.clone(),
         since: Instant::now(),
         delivered: 0,
     };
@@ -224,7 +224,7 @@ async fn open(
         () = tokio::time::sleep(timeout) => return Err(Error::timeout(timeout)),
     };
     listen.since = Instant::now();
-    listen.delivered = hub.tags.delivered();
+    listen.delivered = inbox.tags.delivered();
     Ok((listen, acked))
 }
 
@@ -232,7 +232,7 @@ async fn open(
 /// `timeout`, for the stream that covers the change: a subscription the
 /// server did not acknowledge fails, and is forgotten.
 pub(crate) async fn change(
-    shared: &Shared,
+    shared: &ClientCore,
     uri: &str,
     add: bool,
     timeout: Duration,
@@ -266,7 +266,7 @@ pub(crate) async fn change(
 
 /// Subscribes again, on a new session of the `initialize` era, to what the
 /// user subscribed to before (the server forgot it with the old session).
-pub(crate) async fn resubscribe(shared: Arc<Shared>, conn: Arc<Conn>) {
+pub(crate) async fn resubscribe(shared: Arc<ClientCore>, conn: Arc<LiveConnection>) {
     let opts = RequestOptions::new();
     for uri in shared.wanted.uris() {
         let params = json!({ "uri": uri });

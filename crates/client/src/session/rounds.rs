@@ -29,14 +29,14 @@ use crate::observe::metrics::Count;
 use crate::requests::dispatch::Dispatcher;
 use crate::requests::engine::EncodedRequest;
 use crate::requests::pending::Cancel;
-use crate::session::conn::Conn;
+use crate::session::live::LiveConnection;
 
 /// How many times a request whose answer was lost is sent again.
 const MAX_REISSUES: u32 = 2;
 
 /// What one request is, to send it again.
 pub(crate) struct Rounds<'a> {
-    pub(crate) conn: &'a Conn,
+    pub(crate) conn: &'a LiveConnection,
     pub(crate) dispatcher: &'a Dispatcher,
     /// Input rounds are followed (the stateless era).
     pub(crate) modern: bool,

@@ -6,12 +6,12 @@ use std::sync::Arc;
 use crate::base::error::ErrorKind;
 use crate::base::state::ConnectionState;
 use crate::observe::metrics::Count;
+use crate::session::client_core::ClientCore;
 use crate::session::connection::{self, Ended, TransportFactory};
-use crate::session::shared::Shared;
 
 /// Runs until the client closes, or a connection fails and no reconnect is
 /// allowed.
-pub(crate) async fn supervise(shared: Arc<Shared>, factory: TransportFactory) {
+pub(crate) async fn supervise(shared: Arc<ClientCore>, factory: TransportFactory) {
     // Dropped once a session is ready if no reconnection may follow: it
     // holds what opens the transport (a stdio server's command line and
     // environment, an HTTP server's URL), which an idle session never uses

@@ -1,4 +1,4 @@
-//! What the parts of one connection share: its request [`Engine`], its
+//! The live connection, and what its parts share: its request [`Engine`], its
 //! running server-request handlers, the tail of the server's stderr, and the
 //! frames whose delivery failed because the session expired.
 
@@ -15,8 +15,8 @@ use crate::requests::engine::Engine;
 /// How many stderr lines are kept for error messages.
 const STDERR_TAIL: usize = 20;
 
-/// One connection (one transport session) of a client.
-pub(crate) struct Conn {
+/// The live connection: one transport session of a client, while it lasts.
+pub(crate) struct LiveConnection {
     pub(crate) engine: Engine,
     pub(crate) running: std::sync::Arc<Running>,
     stderr_tail: Mutex<VecDeque<String>>,
@@ -29,7 +29,7 @@ pub(crate) struct Conn {
     pub(crate) session_read: Notify,
 }
 
-impl Conn {
+impl LiveConnection {
     pub(crate) fn new(engine: Engine) -> Self {
         Self {
             engine,

@@ -1,4 +1,5 @@
-//! Server notifications: routed into bounded, lossy-at-the-old-end lanes.
+//! The inbox of server notifications: each is routed into bounded,
+//! lossy-at-the-old-end lanes, and invalidates the caches it concerns.
 //!
 //! The reader task never waits on a consumer: every lane is either a
 //! coalescing `watch` (list changes, resource updates, progress) or a bounded
@@ -22,7 +23,7 @@ use tokio::sync::{broadcast, watch};
 use crate::base::lock::Mutex;
 use crate::cache::schema::ToolCache;
 use crate::cache::store::Topic;
-use crate::cache::view::ClientCache;
+use crate::cache::view::CacheView;
 use crate::notify::subscription::{ACKNOWLEDGED, Tags, Verdict};
 use crate::types::{LogMessage, LoggingLevel, ResourceUpdated};
 
@@ -48,7 +49,16 @@ pub enum ListKind {
     Prompts,
 }
 
-pub(crate) struct Hub {
+/// Where the server's notifications arrive: their lanes, and the caches a
+/// notification invalidates.
+///
+/// The tool cache and the response cache view live here, not beside it,
+/// because the driver task updates them on its reading path, in the order
+/// frames arrive: a `list_changed` invalidates them before any later answer
+/// is delivered, and each `tools/list` answer is matched to the listing it
+/// ends (`ToolCache::answered`). The inbox is the one handle the driver and
+/// the listen stream hold for that.
+pub(crate) struct Inbox {
     capacity: usize,
     /// Made on the first subscription (see the module docs).
     logs: OnceLock<broadcast::Sender<LogMessage>>,
@@ -65,11 +75,11 @@ pub(crate) struct Hub {
     pub(crate) tags: Tags,
     /// The response cache, invalidated by `list_changed` and
     /// `resources/updated`.
-    pub(crate) cache: ClientCache,
+    pub(crate) cache: CacheView,
 }
 
-impl Hub {
-    pub(crate) fn new(capacity: usize, cache: ClientCache) -> Self {
+impl Inbox {
+    pub(crate) fn new(capacity: usize, cache: CacheView) -> Self {
         Self {
             cache,
             capacity,
@@ -234,8 +244,8 @@ fn trace_log(msg: &LogMessage) {
 mod tests {
     use super::*;
 
-    fn test_cache() -> ClientCache {
-        ClientCache::new(None, (0, 0), None)
+    fn test_cache() -> CacheView {
+        CacheView::new(None, (0, 0), None)
     }
 
     #[test]
@@ -249,13 +259,13 @@ mod tests {
 
     #[test]
     fn a_full_queue_drops_the_oldest_and_counts() {
-        let hub = Hub::new(4, test_cache());
-        let mut rx = hub.other();
+        let inbox = Inbox::new(4, test_cache());
+        let mut rx = inbox.other();
         for i in 0..10 {
             let p = Payload::from_value(&serde_json::json!({ "i": i })).unwrap();
-            hub.dispatch("x/y", Some(p));
+            inbox.dispatch("x/y", Some(p));
         }
-        assert_eq!(hub.drops(), 6);
+        assert_eq!(inbox.drops(), 6);
         // The receiver learns it lagged, then reads the newest four.
         assert!(matches!(
             rx.try_recv(),
@@ -267,33 +277,33 @@ mod tests {
 
     #[test]
     fn no_ring_is_made_until_someone_subscribes() {
-        let hub = Hub::new(1024, test_cache());
+        let inbox = Inbox::new(1024, test_cache());
         let p = || Payload::from_value(&serde_json::json!({"level": "info", "data": 1})).unwrap();
-        hub.dispatch("notifications/message", Some(p()));
-        hub.dispatch("x/y", Some(p()));
-        assert!(hub.logs.get().is_none() && hub.other.get().is_none());
-        assert_eq!(hub.drops(), 0);
+        inbox.dispatch("notifications/message", Some(p()));
+        inbox.dispatch("x/y", Some(p()));
+        assert!(inbox.logs.get().is_none() && inbox.other.get().is_none());
+        assert_eq!(inbox.drops(), 0);
         // A subscriber sees what comes after it subscribed.
-        let mut logs = hub.logs();
-        hub.dispatch("notifications/message", Some(p()));
+        let mut logs = inbox.logs();
+        inbox.dispatch("notifications/message", Some(p()));
         assert_eq!(logs.try_recv().unwrap().data, 1);
-        assert!(hub.other.get().is_none());
+        assert!(inbox.other.get().is_none());
     }
 
     #[test]
     fn list_changed_counters_are_made_on_first_use_and_count_from_zero() {
-        let hub = Hub::new(1024, test_cache());
-        assert!(hub.tools_changed.get().is_none());
-        assert!(hub.prompts_changed.get().is_none());
+        let inbox = Inbox::new(1024, test_cache());
+        assert!(inbox.tools_changed.get().is_none());
+        assert!(inbox.prompts_changed.get().is_none());
         // A change before anyone subscribed is counted all the same.
-        hub.dispatch("notifications/tools/list_changed", None);
-        let mut tools = hub.list_changed(ListKind::Tools);
+        inbox.dispatch("notifications/tools/list_changed", None);
+        let mut tools = inbox.list_changed(ListKind::Tools);
         assert_eq!(*tools.borrow_and_update(), 1);
-        hub.dispatch("notifications/tools/list_changed", None);
+        inbox.dispatch("notifications/tools/list_changed", None);
         assert!(tools.has_changed().unwrap());
         assert_eq!(*tools.borrow_and_update(), 2);
         // The other kinds were not made by it.
-        assert!(hub.resources_changed.get().is_none());
-        assert_eq!(*hub.list_changed(ListKind::Prompts).borrow(), 0);
+        assert!(inbox.resources_changed.get().is_none());
+        assert_eq!(*inbox.list_changed(ListKind::Prompts).borrow(), 0);
     }
 }

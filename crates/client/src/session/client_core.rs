@@ -1,6 +1,6 @@
 //! What the [`Client`](crate::Client) handles and their connection task
 //! share: the configuration, the current connection and session, the state,
-//! the notification lanes, the wanted subscriptions and the handler
+//! the notification inbox, the wanted subscriptions and the handler
 //! dispatcher.
 
 use std::sync::atomic::{AtomicBool, AtomicI64, AtomicU64, Ordering};
@@ -13,20 +13,22 @@ use crate::base::error::Error;
 use crate::base::lock::{Mutex, RwLock};
 use crate::base::state::ConnectionState;
 use crate::base::version::Era;
-use crate::cache::view::ClientCache;
+use crate::cache::view::CacheView;
 use crate::config::ClientConfig;
-use crate::notify::lanes::Hub;
+use crate::notify::inbox::Inbox;
 use crate::notify::subscription::Wanted;
 use crate::observe::metrics::Metrics;
 use crate::requests::dispatch::Dispatcher;
-use crate::session::conn::Conn;
 use crate::session::lifecycle::Session;
+use crate::session::live::LiveConnection;
 use crate::types::InitializeResult;
 
-pub(crate) struct Shared {
+/// The core of one client: what every [`Client`](crate::Client) handle and
+/// the connection task hold (through an `Arc`).
+pub(crate) struct ClientCore {
     pub(crate) config: ClientConfig,
     /// The ready connection, while there is one.
-    conn: RwLock<Option<Arc<Conn>>>,
+    conn: RwLock<Option<Arc<LiveConnection>>>,
     /// The server's `initialize` result (or what `server/discover` said,
     /// in the same shape) for the current session.
     session: RwLock<Option<Arc<InitializeResult>>>,
@@ -40,7 +42,7 @@ pub(crate) struct Shared {
     /// watch it, and a watch channel is an allocation every idle session
     /// would hold.
     sessions_watch: OnceLock<watch::Sender<u64>>,
-    pub(crate) hub: Arc<Hub>,
+    pub(crate) inbox: Arc<Inbox>,
     /// The resources the user subscribed to, re-established on every
     /// connection.
     pub(crate) wanted: Wanted,
@@ -55,12 +57,12 @@ pub(crate) struct Shared {
     pub(crate) task: Mutex<Option<JoinHandle<()>>>,
 }
 
-impl Shared {
+impl ClientCore {
     pub(crate) fn new(config: ClientConfig) -> Self {
         Self {
-            hub: Arc::new(Hub::new(
+            inbox: Arc::new(Inbox::new(
                 config.notification_capacity,
-                ClientCache::new(
+                CacheView::new(
                     config.response_cache.clone(),
                     config.response_cache_size,
                     config.credential_id.clone(),
@@ -84,7 +86,7 @@ impl Shared {
 
     /// The ready connection, or why there is none (calls fail at once
     /// rather than queue).
-    pub(crate) fn conn(&self) -> Result<Arc<Conn>, Error> {
+    pub(crate) fn conn(&self) -> Result<Arc<LiveConnection>, Error> {
         match &*self.conn.read() {
             Some(c) => Ok(c.clone()),
             None => Err(match &*self.state.borrow() {
@@ -95,7 +97,7 @@ impl Shared {
         }
     }
 
-    pub(crate) fn set_conn(&self, conn: Option<Arc<Conn>>) {
+    pub(crate) fn set_conn(&self, conn: Option<Arc<LiveConnection>>) {
         *self.conn.write() = conn;
     }
 
@@ -108,8 +110,8 @@ impl Shared {
         *self.era.write() = Some(session.era);
         // A new session may be a new server process: what the old one
         // listed (replay safety, output schemas) no longer holds.
-        self.hub.tools.invalidate();
-        self.hub.cache.new_session();
+        self.inbox.tools.invalidate();
+        self.inbox.cache.new_session();
         self.sessions.fetch_add(1, Ordering::AcqRel);
         if let Some(tx) = self.sessions_watch.get() {
             self.publish_sessions(tx);
