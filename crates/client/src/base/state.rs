@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::Error;
+use crate::base::error::Error;
 
 /// Where the connection is in its life.
 ///
