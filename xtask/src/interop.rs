@@ -31,8 +31,8 @@
 //! case that overruns its time is stopped with everything it started.
 
 mod cases;
-mod cli;
 mod process;
+mod cli;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;

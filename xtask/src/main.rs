@@ -6,8 +6,10 @@
 //!   then `conformance`, `interop`, `cross` and a sample of
 //!   `mutants --diff`.
 //! - `tidy`: the house rules as a check: no import circle between the
-//!   modules of a crate, no source file over 800 lines, every public module
-//!   documented (`--print` draws each crate's module layers).
+//!   modules of a crate, modules declared lowest layer first (no import
+//!   from an earlier-declared module into a later one), no source file over
+//!   800 lines, every public module documented (`--print` draws each
+//!   crate's module layers).
 //! - `api [--write]`: the public-API guard (listings in `xtask/api/`).
 //! - `package`: `cargo package` for every publishable crate, and what each
 //!   archive holds checked.
@@ -32,19 +34,19 @@ use std::env;
 use std::process::ExitCode;
 
 mod api;
-mod bench;
-mod cli_docs;
 mod cmd;
+mod cli_docs;
 mod conformance;
 mod cross;
-mod density;
-mod faults;
 mod fuzz;
-mod interop;
 mod mutants;
-mod package;
 mod report;
+mod density;
+mod bench;
+mod faults;
+mod package;
 mod servers;
+mod interop;
 mod tidy;
 
 use cmd::{cargo, root, run};

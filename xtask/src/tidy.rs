@@ -6,6 +6,10 @@
 //!   each path in code is resolved, through re-exports, to the module that
 //!   defines what it names; `#[cfg(test)]` and `#[cfg(doctest)]` code is
 //!   left out),
+//! - an import that runs back up the declaration order: the child modules
+//!   of a module are declared lowest layer first, so a module under an
+//!   earlier-declared child may not import from one under a later-declared
+//!   child (see `tidy/order.rs`),
 //! - a source file over [`MAX_LINES`] lines,
 //! - a public module (`pub mod`, or the crate root) without a `//!` doc,
 //!
@@ -13,8 +17,9 @@
 //! each crate's modules in their layers instead (top layer first), the
 //! picture `docs/architecture.md` shows.
 
-mod graph;
 mod tree;
+mod graph;
+mod order;
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -47,10 +52,38 @@ pub(crate) enum Problem {
         /// One closed walk through it, step by step.
         steps: Vec<(String, String, graph::Site)>,
     },
+    /// Child modules declared out of layer order: a module under an
+    /// earlier-declared child imports from one under a later-declared child.
+    Upward {
+        target: String,
+        /// The file whose `mod` lines are out of order.
+        file: PathBuf,
+        /// Each import that runs back up.
+        imports: Vec<UpwardImport>,
+        passing: Passing,
+    },
     /// A source file over the limit.
     TooLong { file: PathBuf, lines: usize },
     /// A public module without a `//!` doc.
     Undocumented { module: String, file: PathBuf },
+}
+
+/// A declaration order of a module's children that passes, or (`Err`) the
+/// children that import from one another so that none passes.
+pub(crate) type Passing = Result<Vec<String>, Vec<String>>;
+
+/// One import that runs back up the declaration order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct UpwardImport {
+    /// The importing module, and where it names the other.
+    pub(crate) from: String,
+    pub(crate) site: graph::Site,
+    /// The imported module and its file.
+    pub(crate) to: String,
+    pub(crate) to_file: PathBuf,
+    /// The children of the out-of-order module that hold `from` and `to`.
+    pub(crate) lower: String,
+    pub(crate) higher: String,
 }
 
 impl std::fmt::Display for Problem {
@@ -79,6 +112,41 @@ impl std::fmt::Display for Problem {
                     )?;
                 }
                 Ok(())
+            }
+            Problem::Upward {
+                target,
+                file,
+                imports,
+                passing,
+            } => {
+                writeln!(
+                    f,
+                    "{}: modules of {target} declared out of layer order (lowest first); \
+                     an import runs back up:",
+                    file.display()
+                )?;
+                for i in imports {
+                    writeln!(
+                        f,
+                        "    {}:{} (`{}`) names `{}` from `{}` ({}), but `{}` is declared before `{}`",
+                        i.site.file.display(),
+                        i.site.line,
+                        i.from,
+                        i.site.path,
+                        i.to,
+                        i.to_file.display(),
+                        i.lower,
+                        i.higher
+                    )?;
+                }
+                match passing {
+                    Ok(order) => writeln!(f, "    an order that passes: {}", order.join(", ")),
+                    Err(knot) => writeln!(
+                        f,
+                        "    no order passes: {} import from one another; move what they share down",
+                        knot.join(", ")
+                    ),
+                }
             }
             Problem::TooLong { file, lines } => writeln!(
                 f,
@@ -132,7 +200,7 @@ pub(crate) fn tidy(root: &Path, args: &[String]) -> Result<(), String> {
     }
     if problems.is_empty() {
         eprintln!(
-            "tidy: {} crate targets, no import circle, no file over {MAX_LINES} lines, every public module documented",
+            "tidy: {} crate targets, no import circle, modules declared lowest layer first, no file over {MAX_LINES} lines, every public module documented",
             targets.len()
         );
         return Ok(());
@@ -223,6 +291,7 @@ pub(crate) fn check_target(target: &Target) -> Result<Vec<Problem>, String> {
             steps,
         });
     }
+    problems.extend(upward_problems(target, &tree, &edges));
     for module in &tree.modules {
         if module.public && !module.documented {
             problems.push(Problem::Undocumented {
@@ -235,6 +304,38 @@ pub(crate) fn check_target(target: &Target) -> Result<Vec<Problem>, String> {
         }
     }
     Ok(problems)
+}
+
+/// The imports of one target that run back up a declaration order, one
+/// problem per module whose children are out of order.
+fn upward_problems(target: &Target, tree: &Tree, edges: &graph::Edges) -> Vec<Problem> {
+    let mut by_parent: std::collections::BTreeMap<usize, Vec<UpwardImport>> = Default::default();
+    for up in order::upward(tree, edges) {
+        by_parent.entry(up.parent).or_default().push(UpwardImport {
+            from: module_name(tree, up.from),
+            site: up.site,
+            to: module_name(tree, up.to),
+            to_file: tree.modules[up.to].file.clone(),
+            lower: module_name(tree, up.lower),
+            higher: module_name(tree, up.higher),
+        });
+    }
+    by_parent
+        .into_iter()
+        .map(|(parent, imports)| {
+            let names = |ms: Vec<usize>| -> Vec<String> {
+                ms.into_iter().map(|m| module_name(tree, m)).collect()
+            };
+            Problem::Upward {
+                target: target.name.clone(),
+                file: tree.modules[parent].file.clone(),
+                imports,
+                passing: order::passing_order(tree, edges, parent)
+                    .map(names)
+                    .map_err(names),
+            }
+        })
+        .collect()
 }
 
 /// Every `.rs` file under `dir` longer than [`MAX_LINES`].
@@ -334,7 +435,7 @@ mod tests {
         let dir = fixture(&[
             (
                 "src/lib.rs",
-                "//! A crate.\nmod a;\nmod b;\npub use a::A;\n",
+                "//! A crate.\nmod b;\nmod a;\npub use a::A;\n",
             ),
             ("src/a.rs", "use crate::b::B;\npub struct A(B);\n"),
             ("src/b.rs", "pub struct B;\n"),
@@ -377,7 +478,7 @@ mod tests {
         let dir = fixture(&[
             (
                 "src/lib.rs",
-                "//! A crate.\nmod client;\nmod error;\npub use client::Client;\npub use error::Error;\n",
+                "//! A crate.\nmod error;\nmod client;\npub use client::Client;\npub use error::Error;\n",
             ),
             (
                 "src/client.rs",
@@ -417,8 +518,10 @@ mod tests {
 
     #[test]
     fn test_only_code_is_left_out() {
+        // `b` is declared first, so its test code importing `a` would also
+        // run back up the declaration order if it counted.
         let dir = fixture(&[
-            ("src/lib.rs", "//! A crate.\nmod a;\nmod b;\n"),
+            ("src/lib.rs", "//! A crate.\nmod b;\nmod a;\n"),
             ("src/a.rs", "use crate::b::B;\npub struct A;\n"),
             (
                 "src/b.rs",
@@ -426,6 +529,143 @@ mod tests {
             ),
         ]);
         assert_eq!(check(&dir), vec![]);
+    }
+
+    fn upward(problems: &[Problem]) -> Vec<(PathBuf, Vec<UpwardImport>, Passing)> {
+        problems
+            .iter()
+            .filter_map(|p| match p {
+                Problem::Upward {
+                    file,
+                    imports,
+                    passing,
+                    ..
+                } => Some((file.clone(), imports.clone(), passing.clone())),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn modules_declared_lowest_layer_first_pass() {
+        let dir = fixture(&[
+            (
+                "src/lib.rs",
+                "//! A crate.\nmod low;\nmod mid;\nmod top;\npub use low::L;\npub use top::T;\n",
+            ),
+            ("src/low.rs", "pub struct L;\n"),
+            (
+                "src/mid/mod.rs",
+                "//! Mid.\nmod base;\nmod over;\npub use over::M;\n",
+            ),
+            ("src/mid/base.rs", "use crate::low::L;\npub struct B(L);\n"),
+            (
+                "src/mid/over.rs",
+                "use super::base::B;\npub struct M(B, crate::L);\n",
+            ),
+            // Through the root's re-export of `low`'s item: not back up.
+            (
+                "src/top.rs",
+                "use crate::mid::M;\nuse crate::L;\npub struct T(M, L);\n",
+            ),
+        ]);
+        assert_eq!(check(&dir), vec![]);
+    }
+
+    #[test]
+    fn an_import_back_up_the_declaration_order_fails_and_says_where() {
+        let dir = fixture(&[
+            ("src/lib.rs", "//! A crate.\nmod a;\nmod b;\nmod c;\n"),
+            (
+                "src/a.rs",
+                "pub struct A;\n\npub fn f() { crate::b::g(); }\n",
+            ),
+            ("src/b.rs", "pub fn g() {}\n"),
+            ("src/c.rs", "use crate::a::A;\n"),
+        ]);
+        let problems = check(&dir);
+        let found = upward(&problems);
+        assert_eq!(found.len(), 1, "{problems:?}");
+        let (file, imports, passing) = &found[0];
+        assert!(file.ends_with("src/lib.rs"), "{file:?}");
+        assert_eq!(imports.len(), 1);
+        assert_eq!((&*imports[0].from, &*imports[0].to), ("a", "b"));
+        assert_eq!(passing, &Ok(vec!["b".into(), "a".into(), "c".into()]));
+        let text = problems[0].to_string();
+        assert!(
+            text.contains("src/lib.rs: modules of fixture declared out of layer order"),
+            "{text}"
+        );
+        assert!(
+            text.contains("a.rs:3 (`a`) names `crate::b::g` from `b`"),
+            "{text}"
+        );
+        assert!(
+            text.contains("b.rs), but `a` is declared before `b`"),
+            "{text}"
+        );
+        assert!(text.contains("an order that passes: b, a, c"), "{text}");
+    }
+
+    #[test]
+    fn the_rule_holds_in_folders_and_between_them() {
+        // Inside a folder: `mod.rs` declares `x` before `y`, and `x` imports `y`.
+        let dir = fixture(&[
+            ("src/lib.rs", "//! A crate.\nmod f;\n"),
+            ("src/f/mod.rs", "mod x;\nmod y;\n"),
+            ("src/f/x.rs", "use super::y::Y;\n"),
+            ("src/f/y.rs", "pub struct Y;\n"),
+        ]);
+        let found = upward(&check(&dir));
+        assert_eq!(found.len(), 1);
+        assert!(found[0].0.ends_with("src/f/mod.rs"));
+        assert_eq!(
+            (&*found[0].1[0].lower, &*found[0].1[0].higher),
+            ("f::x", "f::y")
+        );
+        // Between folders: a module deep in the lower folder names one deep
+        // in the higher folder; the two folders are the siblings named.
+        let dir = fixture(&[
+            ("src/lib.rs", "//! A crate.\nmod low;\nmod high;\n"),
+            ("src/low/mod.rs", "mod inner;\n"),
+            ("src/low/inner.rs", "fn f() { crate::high::deep::g(); }\n"),
+            ("src/high/mod.rs", "pub(crate) mod deep;\n"),
+            ("src/high/deep.rs", "pub fn g() {}\n"),
+        ]);
+        let found = upward(&check(&dir));
+        assert_eq!(found.len(), 1);
+        let import = &found[0].1[0];
+        assert!(found[0].0.ends_with("src/lib.rs"));
+        assert_eq!(
+            (&*import.from, &*import.to, &*import.lower, &*import.higher),
+            ("low::inner", "high::deep", "low", "high")
+        );
+        assert!(import.to_file.ends_with("src/high/deep.rs"));
+    }
+
+    #[test]
+    fn folders_that_import_from_each_other_have_no_passing_order() {
+        // No module circle, but the folders `a` and `b` each hold a module
+        // that imports from the other folder: no order of the two passes.
+        let dir = fixture(&[
+            ("src/lib.rs", "//! A crate.\nmod a;\nmod b;\n"),
+            ("src/a/mod.rs", "mod x;\nmod w;\n"),
+            ("src/a/x.rs", "use crate::b::y::Y;\n"),
+            ("src/a/w.rs", "pub struct W;\n"),
+            ("src/b/mod.rs", "pub(crate) mod y;\nmod z;\n"),
+            ("src/b/y.rs", "pub struct Y;\n"),
+            ("src/b/z.rs", "use crate::a::w::W;\n"),
+        ]);
+        let problems = check(&dir);
+        assert_eq!(circle_names(&problems), Vec::<Vec<String>>::new());
+        let found = upward(&problems);
+        assert_eq!(found.len(), 1, "{problems:?}");
+        assert_eq!(found[0].2, Err(vec!["a".into(), "b".into()]));
+        assert!(
+            problems[0]
+                .to_string()
+                .contains("no order passes: a, b import from one another")
+        );
     }
 
     #[test]

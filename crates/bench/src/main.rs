@@ -28,18 +28,18 @@
 //! all ready) it starts them at once, and `mcpwire` one by one.
 //! All talk to the same `mcpwire-bench-server` binary.
 
-mod density;
 mod measure;
 mod otel_on;
+mod raw_wire;
+mod server;
+mod workload;
+mod density;
 mod raw_http;
 mod raw_stdio;
 mod raw_tokio;
-mod raw_wire;
-mod server;
 mod via_manager;
 mod via_mcpwire;
 mod via_rmcp;
-mod workload;
 
 use std::path::PathBuf;
 use std::process::ExitCode;

@@ -8,23 +8,23 @@
 //! the global options and the exit codes; `docs/cli.md` shows each command
 //! with real output.
 
-// In alphabetical order. No import circle between them (`cargo xtask tidy`
-// checks it); `cargo xtask tidy --print` draws their layers.
+// Lowest layer first: a module imports only from modules declared above it
+// (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
 mod args;
-mod asked;
-mod commands;
 mod failure;
 mod form;
-mod login;
 mod progress;
 mod render;
-mod servers;
-mod shell;
-mod target;
 mod telemetry;
 mod tty;
+mod asked;
 mod typed_args;
+mod commands;
 mod wire_log;
+mod servers;
+mod target;
+mod login;
+mod shell;
 
 use std::io::Write;
 use std::process::ExitCode;

@@ -8,10 +8,10 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use tokio::sync::{broadcast, watch};
 
-use crate::call::Call;
-use crate::client::Client;
-use crate::error::Error;
-use crate::notify::{ListKind, ServerNotification};
+use crate::base::error::Error;
+use crate::client::call::Call;
+use crate::client::handle::Client;
+use crate::notify::inbox::{ListKind, ServerNotification};
 use crate::ops::{
     CallTool, Complete, GetPrompt, ListAll, ListAllTools, ListPage, Ping, ReadResource, Request,
     SetLoggingLevel, Subscribe, Unsubscribe,
@@ -267,12 +267,12 @@ impl Client {
     /// `tracing` under target `mcp_server`. The queue is bounded: a reader
     /// that falls behind loses the oldest (it sees `Lagged(n)`).
     pub fn log_messages(&self) -> broadcast::Receiver<LogMessage> {
-        self.shared.hub.logs()
+        self.shared.inbox.logs()
     }
 
     /// Notifications without a dedicated lane (bounded like the log queue).
     pub fn notifications(&self) -> broadcast::Receiver<ServerNotification> {
-        self.shared.hub.other()
+        self.shared.inbox.other()
     }
 
     /// A counter bumped by each `list_changed` notification of `kind`.
@@ -281,11 +281,11 @@ impl Client {
     /// client asks for the kinds the server advertises on its
     /// `subscriptions/listen` stream.
     pub fn list_changed(&self, kind: ListKind) -> watch::Receiver<u64> {
-        self.shared.hub.list_changed(kind)
+        self.shared.inbox.list_changed(kind)
     }
 
     /// Notifications dropped so far because a bounded queue was full.
     pub fn notification_drops(&self) -> u64 {
-        self.shared.hub.drops()
+        self.shared.inbox.drops()
     }
 }

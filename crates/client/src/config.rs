@@ -4,10 +4,12 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache};
-use crate::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
+use crate::base::handler::{ElicitationHandler, RootsHandler, SamplingHandler};
+use crate::base::version::EraChoice;
+use crate::cache::store::{
+    CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache,
+};
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
-use crate::version::EraChoice;
 use mcpwire_transport::Tap;
 
 /// The tasks extension's identifier (`io.modelcontextprotocol/tasks`).

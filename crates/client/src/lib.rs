@@ -70,65 +70,43 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// In alphabetical order. No import circle between them (`cargo xtask tidy`
-// checks it); `cargo xtask tidy --print` draws their layers.
-mod api;
-mod boxed;
-mod cache;
-mod call;
-mod client;
-mod client_cache;
-mod config;
-mod conn;
-mod connection;
-mod dispatch;
-mod driver;
-mod engine;
-mod era_cache;
-mod error;
-mod frontmatter;
-mod handler;
-mod headers;
-mod labels;
-mod lifecycle;
-mod listen;
-mod lock;
-mod metrics;
-mod notify;
-pub mod ops;
-mod options;
-mod pending;
-mod rounds;
-mod schema;
-mod shared;
-mod signal;
-pub mod skills;
-mod stamp;
-mod state;
-mod subscription;
-mod supervisor;
-pub mod tasks;
-mod telemetry;
-mod trace;
-pub mod types;
-mod version;
+// The crate's layers, lowest first: a module imports only from modules
+// declared above it (`cargo xtask tidy` checks it, and `cargo xtask tidy
+// --print` draws the layers). Each folder's module doc says what it holds.
+pub mod types; // The wire types.
+mod base; // The vocabulary: errors, options, versions, stamps, the lock helper.
+mod cache; // What the client keeps of the server's answers.
+mod config; // The client's configuration.
+mod observe; // Spans, metrics and their labels.
+mod notify; // Server notifications: their inbox and lanes.
+mod requests; // Requests both ways over one connection.
+mod session; // One connection's life, and reconnecting.
+mod client; // The `Client` handle and `Call`.
+pub mod ops; // The requests a `Call` runs.
+pub mod tasks; // The tasks extension.
+pub mod skills; // The skills extension.
+mod api; // The client's typed methods, one per server feature.
 
-pub use cache::{CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache};
-pub use call::{Call, CallFuture, Operation};
-pub use client::Client;
-pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
-pub use connection::TransportFactory;
-pub use error::{Error, ErrorKind};
-pub use handler::{
+pub use base::error::{Error, ErrorKind};
+pub use base::handler::{
     BoxFuture, ElicitationHandler, HandlerError, RequestContext, RootsHandler, SamplingHandler,
 };
-pub use notify::{ListKind, ServerNotification};
-pub use ops::{LevelApplied, ResourceSubscription};
-pub use options::{CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext};
-pub use state::ConnectionState;
-pub use telemetry::{REQUEST_TARGET, SESSION_TARGET};
-pub use tokio_util::sync::CancellationToken;
-pub use version::{
+pub use base::options::{
+    CacheMode, Deadline, ProgressCallback, Replay, RequestOptions, TraceContext,
+};
+pub use base::state::ConnectionState;
+pub use base::version::{
     Era, EraChoice, LATEST_VERSION, MODERN_VERSION, MODERN_VERSIONS, SUPPORTED_VERSIONS, is_modern,
     is_supported,
 };
+pub use cache::store::{
+    CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, MAX_TTL, ResponseCache,
+};
+pub use client::call::{Call, CallFuture, Operation};
+pub use client::handle::Client;
+pub use config::{ClientConfig, ElicitationDefaults, Keepalive, Reconnect};
+pub use notify::inbox::{ListKind, ServerNotification};
+pub use observe::telemetry::{REQUEST_TARGET, SESSION_TARGET};
+pub use ops::{LevelApplied, ResourceSubscription};
+pub use session::connection::TransportFactory;
+pub use tokio_util::sync::CancellationToken;

@@ -14,9 +14,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use crate::client::Client;
-use crate::error::Error;
-use crate::frontmatter;
+use crate::base::error::Error;
+use crate::base::frontmatter;
+use crate::client::handle::Client;
 use crate::types::{Extra, Meta};
 
 /// The extension's identifier, as servers declare it in

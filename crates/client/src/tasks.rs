@@ -16,11 +16,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
-use crate::client::Client;
-use crate::error::Error;
-use crate::rounds::Rounds;
+use crate::base::error::Error;
+use crate::base::version::Era;
+use crate::client::handle::Client;
+use crate::session::rounds::Rounds;
 use crate::types::{CallToolResult, Extra};
-use crate::version::Era;
 
 /// The extension's identifier (what [`ClientConfig::tasks`](crate::ClientConfig::tasks)
 /// declares).

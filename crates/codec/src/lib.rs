@@ -50,14 +50,14 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod content_length;
-mod encode;
 mod error;
 mod grow;
 #[cfg(feature = "frame-growth")]
 mod growth;
-pub mod jsonrpc;
 mod limit;
+mod content_length;
+mod encode;
+pub mod jsonrpc;
 mod line;
 mod sse;
 #[cfg(feature = "tokio-codec")]

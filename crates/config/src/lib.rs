@@ -68,22 +68,22 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod discover;
-mod document;
-mod entry;
 mod env_file;
-mod error;
 mod expand;
 mod format;
-mod input;
-mod load;
+mod discover;
 mod name;
-mod normalize;
 mod position;
+mod document;
 mod redact;
+mod entry;
+mod error;
+mod input;
+mod warning;
 mod resolve;
 mod shape;
-mod warning;
+mod normalize;
+mod load;
 
 pub use discover::{ClientApp, DiscoveryContext, KnownPath, Os, Scope, well_known_paths};
 pub use entry::{HttpMode, Policy, RemoteEntry, ServerEntry, StdioEntry, Transport, TransportKind};

@@ -19,10 +19,10 @@
 
 mod arguments;
 mod auth;
+mod user;
+mod scenario;
 mod fleet;
 mod interop;
-mod scenario;
-mod user;
 
 use std::process::ExitCode;
 

@@ -16,8 +16,8 @@
 //! This is a test fixture, deliberately small: not a server framework.
 
 mod catalog;
-mod http;
 mod peer;
+mod http;
 
 use std::process::ExitCode;
 use std::sync::Arc;

@@ -24,11 +24,11 @@
 //!
 //! Not published; not a library for users.
 
-pub mod cases;
-pub mod client;
 pub mod http_server;
 pub mod probe;
+pub mod client;
 pub mod proxy;
 pub mod runner;
+pub mod cases;
 pub mod soak;
 pub mod stdio_server;

@@ -63,26 +63,26 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// In alphabetical order. No import circle between them (`cargo xtask tidy`
-// checks it); `cargo xtask tidy --print` draws their layers.
-mod call;
-mod catalog;
-mod config;
+// Lowest layer first: a module imports only from modules declared above it
+// (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
 mod error;
-mod event;
-mod fleet;
 mod health;
-mod hooks;
 mod item;
-mod manager;
-mod naming;
-mod pin_gate;
 mod pins;
+mod event;
+mod hooks;
+mod naming;
 mod saved;
-mod slot;
 mod spec;
-mod start;
+mod slot;
 mod suggest;
+mod catalog;
+mod pin_gate;
+mod fleet;
+mod start;
+mod manager;
+mod call;
+mod config;
 
 pub use call::ToolCall;
 pub use catalog::{RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool};

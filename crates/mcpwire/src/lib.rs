@@ -130,6 +130,10 @@
 
 // Connecting needs a transport: with no transport feature, the facade only
 // re-exports the layers (for a transport of one's own).
+#[cfg(feature = "ws")]
+mod ws_server;
+#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
+mod server;
 #[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
 mod connect;
 #[cfg(all(
@@ -142,10 +146,6 @@ mod from_config;
     any(feature = "stdio", feature = "http", feature = "ws")
 ))]
 pub mod manager;
-#[cfg(any(feature = "stdio", feature = "http", feature = "ws"))]
-mod server;
-#[cfg(feature = "ws")]
-mod ws_server;
 
 pub use mcpwire_client as client;
 pub use mcpwire_codec as codec;

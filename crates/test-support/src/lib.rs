@@ -7,10 +7,10 @@
 //!
 //! [`Transport`]: mcpwire_transport::Transport
 
-mod fake_server;
 #[cfg(feature = "http")]
 pub mod http;
 mod memory;
+mod fake_server;
 
 pub use fake_server::{EXPECT_TIMEOUT, FakeServer, Reply, Script, Step, initialize_result};
 pub use memory::{MemoryPeer, MemoryStats, MemoryTransport, memory_pair};

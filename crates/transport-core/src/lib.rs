@@ -66,22 +66,22 @@
 
 mod abort;
 mod active;
-mod direct;
 mod error;
 mod event;
+mod outgoing;
+mod io_config;
+mod direct;
+mod tap;
+#[cfg(feature = "tls")]
+pub mod tls;
+mod writer;
+mod outbound;
+mod sender;
+mod transport;
 #[cfg(feature = "test-util")]
 mod harness;
 mod io;
-mod io_config;
-mod outbound;
-mod outgoing;
-mod sender;
-mod tap;
 mod tapped;
-#[cfg(feature = "tls")]
-pub mod tls;
-mod transport;
-mod writer;
 
 pub use abort::RequestAbort;
 pub use active::{Active, Grants};

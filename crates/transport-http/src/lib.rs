@@ -42,28 +42,28 @@
 // feature it needs.
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-// In alphabetical order. No import circle between them (`cargo xtask tidy`
-// checks it); `cargo xtask tidy --print` draws their layers.
+// Lowest layer first: a module imports only from modules declared above it
+// (`cargo xtask tidy` checks it); `cargo xtask tidy --print` draws the layers.
 mod abort;
-mod client;
-mod config;
-mod connector;
-mod context;
-mod driver;
 mod error;
 mod events;
-mod fetch;
-mod legacy;
 mod mode;
 mod outbound;
 mod proxy;
-mod request;
 mod resolve;
+mod connector;
 mod response;
 mod retry;
+mod config;
+mod client;
+mod fetch;
 mod session;
+mod context;
+mod request;
 mod sse;
+mod legacy;
 mod streamable;
+mod driver;
 mod transport;
 
 pub use client::HttpClient;

@@ -5,10 +5,10 @@
 //! POST and answer), [`direct`] (posting from the sender's task) and
 //! [`session`] (what answers say about the session).
 
-mod direct;
-mod exchange;
 mod session;
 mod stream;
+mod exchange;
+mod direct;
 
 use std::sync::Arc;
 use std::time::Duration;

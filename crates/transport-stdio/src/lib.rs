@@ -68,10 +68,10 @@ compile_error!("mcpwire-stdio runs on Unix (process groups) and Windows (Job Obj
 mod config;
 mod env;
 mod error;
-mod process;
 mod spawned;
 mod stderr;
 mod sys;
+mod process;
 mod transport;
 
 pub use config::{InheritEnv, StderrMode, StdioConfig};

@@ -47,13 +47,13 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod config;
-mod connect;
-mod driver;
 mod error;
 mod request;
 mod shared;
 mod stream;
+mod driver;
 mod tls;
+mod connect;
 mod transport;
 
 pub use config::WsConfig;

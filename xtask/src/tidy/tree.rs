@@ -28,6 +28,8 @@ pub(crate) struct Module {
     pub(crate) documented: bool,
     /// Child modules by name.
     pub(crate) children: BTreeMap<String, usize>,
+    /// Child modules in the order they are declared.
+    pub(crate) order: Vec<usize>,
     /// The names of the items it defines.
     pub(crate) items: BTreeSet<String>,
     /// Its `use` items, one per leaf of each use tree.
@@ -108,6 +110,7 @@ impl Tree {
             public,
             documented,
             children: BTreeMap::new(),
+            order: Vec::new(),
             items: collector.items,
             uses: collector.uses,
             refs: collector.refs,
@@ -150,6 +153,7 @@ impl Tree {
                 }
             };
             self.modules[index].children.insert(name, child);
+            self.modules[index].order.push(child);
         }
         Ok(index)
     }

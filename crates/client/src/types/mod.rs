@@ -5,14 +5,14 @@
 //! wherever the specification allows it.
 
 mod common;
-mod content;
 mod init;
 mod key;
-mod page;
+mod content;
 mod prompts;
 mod resources;
 mod server_requests;
 mod tools;
+mod page;
 
 pub use common::{
     Annotations, Cancelled, Cursor, EmptyResult, Extra, Icon, Meta, PaginatedParams, Progress, Role,

@@ -9,13 +9,13 @@
 //! Top-level members other than `jsonrpc`, `id`, `method`, `params`, `result`
 //! and `error` are ignored: JSON-RPC 2.0 defines no others.
 
-mod encode;
-mod error;
 mod id;
 mod in_place;
-mod message;
 mod payload;
+mod error;
+mod encode;
 mod scan;
+mod message;
 
 pub use encode::{
     encode_error_response, encode_notification, encode_request, encode_request_vec, encode_result,

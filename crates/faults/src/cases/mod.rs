@@ -4,9 +4,9 @@
 //! processes and descriptors.
 
 mod check;
-mod http;
 mod net;
 mod shared;
+mod http;
 mod stdio;
 
 use crate::runner::Case;

@@ -7,8 +7,8 @@
 //! it stops accepting and ends every connection it served, so a test can
 //! restart a server on the same port ([`Server::start_on`]).
 
-mod server;
 mod tls;
+mod server;
 
 pub use server::{ChanBody, Chunk, Generator, Reply, Seen, Server};
 pub use tls::{TestCert, TestTls};
