@@ -569,6 +569,46 @@ mod tests {
     }
 
     #[test]
+    fn the_digest_is_sha256_of_sorted_compact_json_and_stays_so() {
+        // Pin files outlive releases: the text digested must not move.
+        let value = json!({"d": true, "a": [1, {"c": "x", "b": null}]});
+        let mut text = String::new();
+        canonical(&value, &mut text);
+        assert_eq!(text, r#"{"a":[1,{"b":null,"c":"x"}],"d":true}"#);
+        assert_eq!(
+            digest(&value),
+            "sha256:66d3a415f782ba785d3eb40b98e49e1381b03dcec09b6ca4218c640bdab2abba"
+        );
+    }
+
+    #[test]
+    fn servers_and_their_pins_are_listed_by_kind() {
+        let mut pins = Pins::new();
+        let prompt: Prompt = serde_json::from_value(json!({"name": "p"})).expect("a prompt");
+        pins.review("b", &[echo("Echoes.")], &[]);
+        pins.review("a", &[], std::slice::from_ref(&prompt));
+        assert_eq!(pins.servers().collect::<Vec<_>>(), ["a", "b"]);
+        let names = |server, kind| -> Vec<String> {
+            pins.pinned(server, kind)
+                .into_iter()
+                .map(|(n, d)| {
+                    assert!(d.starts_with("sha256:"), "{d}");
+                    n.to_owned()
+                })
+                .collect()
+        };
+        assert_eq!(names("a", ItemKind::Prompt), ["p"]);
+        assert_eq!(names("a", ItemKind::Tool), Vec::<String>::new());
+        assert_eq!(names("b", ItemKind::Tool), ["echo"]);
+        assert_eq!(names("b", ItemKind::Resource), Vec::<String>::new());
+        assert_eq!(names("zzz", ItemKind::Tool), Vec::<String>::new());
+        // Forgotten, a server's next listing is trusted again.
+        assert!(pins.forget("b"));
+        let review = pins.review("b", &[echo("Something else.")], &[]);
+        assert!(!review.has_changes(), "{review:?}");
+    }
+
+    #[test]
     fn hidden_characters_and_instruction_tags_are_marked() {
         assert_eq!(suspicions("Adds two numbers.\nLine two\tand a tab."), []);
         assert_eq!(suspicions("a < b and <b>bold</b>"), []);
@@ -618,5 +658,9 @@ mod tests {
         assert!(!back.clone().forget("zzz"));
         std::fs::write(&path, "not json").expect("written");
         assert!(matches!(Pins::load(&path), Err(PinsError::Invalid { .. })));
+        // A path that cannot be read as a file is an error, not "no pins".
+        let err = Pins::load(dir.path()).unwrap_err();
+        assert!(matches!(err, PinsError::Io { .. }), "{err:?}");
+        assert!(std::error::Error::source(&err).is_some());
     }
 }
