@@ -555,6 +555,113 @@ mod tests {
         serde_json::from_value(json!({ "resources": list })).expect("resources")
     }
 
+    /// Server `a` with tools `t1`, `t2`, prompts `p1`, `p2`, a resource
+    /// and a template, its part held back by `held`; server `b` beside it.
+    fn held_back(held: &Held) -> Catalog {
+        let a: ServerCatalogue = serde_json::from_value(json!({
+            "tools": [
+                {"name": "t1", "inputSchema": {"type": "object"}},
+                {"name": "t2", "inputSchema": {"type": "object"}},
+            ],
+            "prompts": [{"name": "p1"}, {"name": "p2"}],
+            "resources": [{"uri": "docs://a", "name": "a"}],
+            "resourceTemplates": [{"uriTemplate": "docs://a/{x}", "name": "x"}],
+        }))
+        .expect("lists");
+        let b = resources(&["docs://b"]);
+        let specs = [spec("a"), spec("b")];
+        let parts = [
+            Part {
+                index: 0,
+                spec: &specs[0],
+                lists: &a,
+                held: Some(held),
+            },
+            Part {
+                index: 1,
+                spec: &specs[1],
+                lists: &b,
+                held: None,
+            },
+        ];
+        Catalog::build(&parts, &NameRules::default())
+    }
+
+    fn names(cat: &Catalog) -> (Vec<&str>, Vec<&str>, Vec<&str>, usize) {
+        (
+            cat.tools()
+                .unwrap()
+                .iter()
+                .map(|t| t.name.as_str())
+                .collect(),
+            cat.prompts()
+                .unwrap()
+                .iter()
+                .map(|p| p.name.as_str())
+                .collect(),
+            cat.resources()
+                .iter()
+                .map(|r| r.resource.uri.as_str())
+                .collect(),
+            cat.templates().count(),
+        )
+    }
+
+    #[test]
+    fn pins_hold_back_the_changed_items_or_the_whole_quarantined_server() {
+        let blocked = Held {
+            tools: HashSet::from(["t1".to_owned()]),
+            prompts: HashSet::from(["p2".to_owned()]),
+            changed: HashSet::from(["t1".to_owned()]),
+            ..Held::default()
+        };
+        let cat = held_back(&blocked);
+        assert_eq!(
+            names(&cat),
+            (
+                vec!["a__t2"],
+                vec!["a__p1"],
+                vec!["docs://a", "docs://b"],
+                1
+            )
+        );
+        assert!(matches!(
+            cat.route_tool("a__t1"),
+            Err(Error::Unapproved { .. })
+        ));
+        let skipped: Vec<_> = cat
+            .skips
+            .iter()
+            .map(|s| (s.kind, s.name.as_str(), s.reason.clone()))
+            .collect();
+        assert_eq!(
+            skipped,
+            [
+                (ItemKind::Tool, "t1", ItemSkip::Unapproved),
+                (ItemKind::Prompt, "p2", ItemSkip::Unapproved)
+            ]
+        );
+
+        let quarantined = Held {
+            quarantined: true,
+            ..Held::default()
+        };
+        let cat = held_back(&quarantined);
+        assert_eq!(names(&cat), (vec![], vec![], vec!["docs://b"], 0));
+        assert!(cat.skips.iter().all(|s| s.reason == ItemSkip::Quarantined));
+        assert_eq!(cat.skips.len(), 5, "two tools, two prompts, one resource");
+
+        // Kept although changed (a warning policy): offered, and marked.
+        let warned = Held {
+            changed: HashSet::from(["t2".to_owned()]),
+            ..Held::default()
+        };
+        let cat = held_back(&warned);
+        assert_eq!(names(&cat).0, ["a__t1", "a__t2"]);
+        assert!(cat.changed_since_approval("a__t2"));
+        assert!(!cat.changed_since_approval("a__t1"));
+    }
+
     /// A URI listed by two servers is never renamed: under
     /// `Collisions::Error` it routes nowhere, with a typed collision naming
     /// both; under the other policies it goes to the first server.
