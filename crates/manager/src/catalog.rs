@@ -106,8 +106,8 @@ pub(crate) struct Held {
     /// Tools and prompts whose definitions changed, under a blocking policy.
     pub(crate) tools: HashSet<String>,
     pub(crate) prompts: HashSet<String>,
-    /// Every tool whose definition changed, whatever the policy (those a
-    /// warning policy keeps are marked so for the call hooks).
+    /// Tools kept although their definitions changed (a warning policy),
+    /// marked so for the call hooks.
     pub(crate) changed: HashSet<String>,
 }
 

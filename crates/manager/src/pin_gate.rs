@@ -50,24 +50,19 @@ impl PinGate {
     pub(crate) fn hold(&self, server: &str, lists: &ServerCatalogue) -> (Held, Vec<PinFinding>) {
         let review = self.store().review(server, &lists.tools, &lists.prompts);
         let policy = self.policies.get(server).copied().unwrap_or(self.default);
-        let changed = review.changed(ItemKind::Tool).map(str::to_owned).collect();
+        let changed = |kind| review.changed(kind).map(str::to_owned).collect();
         let held = match policy {
             PinPolicy::Warn => Held {
-                changed,
+                changed: changed(ItemKind::Tool),
                 ..Held::default()
             },
             PinPolicy::Block => Held {
-                quarantined: false,
-                tools: review.changed(ItemKind::Tool).map(str::to_owned).collect(),
-                prompts: review
-                    .changed(ItemKind::Prompt)
-                    .map(str::to_owned)
-                    .collect(),
-                changed,
+                tools: changed(ItemKind::Tool),
+                prompts: changed(ItemKind::Prompt),
+                ..Held::default()
             },
             PinPolicy::Quarantine => Held {
                 quarantined: review.has_changes(),
-                changed,
                 ..Held::default()
             },
         };

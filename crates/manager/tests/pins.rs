@@ -196,6 +196,11 @@ async fn under_the_blocking_policy_a_changed_tool_is_held_back_until_approved() 
         [("a__echo".to_owned(), false)],
         "approved: not changed"
     );
+    // Changed again, back to what it was: reported again.
+    let mut events = manager.events();
+    relist(&manager, &lists, tools("Echoes.")).await;
+    assert_eq!(pinned(drain(&mut events)), [changed("echo")]);
+    assert_eq!(names(&manager), ["a__other"]);
     assert!(matches!(
         manager.approve("zzz"),
         Err(Error::UnknownServer { .. })
