@@ -17,7 +17,6 @@ use crate::health::Health;
 use crate::hooks::CallHook;
 use crate::naming::NameRules;
 use crate::pin_gate::PinGate;
-use crate::pins::PinFinding;
 use crate::saved::ServerCatalogue;
 use crate::slot::{Slot, Source, lock};
 
@@ -233,10 +232,6 @@ impl Fleet {
             .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
         self.catalogue_version.send_modify(|v| *v += 1);
         for (server, finding) in findings {
-            match finding {
-                PinFinding::Added { .. } => tracing::debug!(server, ?finding, "pinned"),
-                _ => tracing::warn!(server, ?finding, "a definition differs from its pin"),
-            }
             self.publish(Event::Pinned { server, finding });
         }
         for skip in new_skips {

@@ -103,13 +103,19 @@ async fn started(
 ) -> (Manager, mpsc::UnboundedSender<Value>, Seen) {
     let (a, mut peers) = memory();
     let seen = Seen::default();
-    let manager = Manager::builder()
+    // A warning policy is set for `a` alone, over a blocking default; the
+    // others set a policy for another server, which changes nothing here.
+    let mut builder = Manager::builder()
         .server(ServerSpec::with_connector("a", a))
         .debounce(DEBOUNCE)
-        .pins(pins, policy)
-        .hook(seen.clone())
-        .build()
-        .unwrap();
+        .hook(seen.clone());
+    builder = match policy {
+        PinPolicy::Warn => builder
+            .pins(pins, PinPolicy::Block)
+            .pin_policy("a", PinPolicy::Warn),
+        other => builder.pins(pins, other).pin_policy("b", PinPolicy::Warn),
+    };
+    let manager = builder.build().unwrap();
     let connect = tokio::spawn({
         let m = manager.clone();
         async move { m.connect_all().await }
