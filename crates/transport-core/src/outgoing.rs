@@ -181,6 +181,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn debug_shows_what_a_frame_is_but_neither_its_bytes_nor_header_values() {
+        let meta = FrameMeta::new().header("Mcp-Name", "secret-tool-arg");
+        let out = Outgoing::request(
+            Bytes::from_static(br#"{"token":"hunter2"}"#),
+            Id::Number(7),
+            "tools/call",
+        )
+        .with_meta(Some(Arc::new(meta)));
+        let shown = format!("{out:?}");
+        for want in ["Request", "7", "tools/call", "len: 19", "Mcp-Name"] {
+            assert!(shown.contains(want), "{want} in {shown}");
+        }
+        for secret in ["hunter2", "secret-tool-arg"] {
+            assert!(!shown.contains(secret), "{secret} in {shown}");
+        }
+    }
+
+    #[test]
     fn fields_keep_their_order_and_are_found_by_any_case() {
         let meta = FrameMeta::new()
             .header("Mcp-Method", "tools/call")
