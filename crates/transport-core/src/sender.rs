@@ -469,6 +469,18 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn a_frame_of_exactly_the_maximum_length_is_sent() {
+        let (tx, mut rx) = FrameSender::channel(2);
+        let tx = tx.max_frame_len(4);
+        tx.try_send(Bytes::from_static(b"1234")).unwrap();
+        assert_eq!(rx.recv().await.unwrap().frame, "1234");
+        assert!(matches!(
+            tx.try_send(Bytes::from_static(b"12345")),
+            Err(SendError::TooLarge(_, 4))
+        ));
+    }
+
+    #[tokio::test]
     async fn a_message_reaches_the_transport_whole_and_only_once_checked() {
         let (tx, mut rx) = FrameSender::channel(4);
         assert!(!tx.wants_meta());
