@@ -62,6 +62,7 @@ impl RequestAbort for Aborts {
 /// streams, as an HTTP one does.
 struct HttpLike {
     inner: MemoryTransport,
+    url: &'static str,
     fields: Arc<Fields>,
     aborts: Arc<Aborts>,
 }
@@ -83,18 +84,20 @@ impl Transport for HttpLike {
         self.inner.poll_close(cx)
     }
     fn info(&self) -> TransportInfo {
-        TransportInfo::new("streamable-http", "http://headers.test/mcp")
+        TransportInfo::new("streamable-http", self.url)
     }
 }
 
-/// A transport like HTTP, its server end, and what the transport is
-/// handed.
-fn http_like() -> (HttpLike, FakeServer, Arc<Fields>, Arc<Aborts>) {
+/// A transport like HTTP that says it reaches `url`, its server end, and
+/// what the transport is handed. Each test names its own server: the
+/// client remembers which era a server's URL spoke, for the whole process.
+fn http_like(url: &'static str) -> (HttpLike, FakeServer, Arc<Fields>, Arc<Aborts>) {
     let (transport, peer) = memory_pair(64);
     let fields = Arc::new(Fields::default());
     let aborts = Arc::new(Aborts::default());
     let transport = HttpLike {
         inner: transport,
+        url,
         fields: fields.clone(),
         aborts: aborts.clone(),
     };
@@ -104,7 +107,7 @@ fn http_like() -> (HttpLike, FakeServer, Arc<Fields>, Arc<Aborts>) {
 /// A client of the stateless era over a transport like HTTP, past its
 /// probe; the fields it was handed.
 async fn modern() -> (Client, FakeServer, Arc<Fields>) {
-    let (transport, mut server, fields, _) = http_like();
+    let (transport, mut server, fields, _) = http_like("http://stateless.test/mcp");
     let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
     let probe = server.expect_request("server/discover").await;
     server
@@ -167,7 +170,7 @@ async fn a_stateless_call_carries_its_annotated_parameter_as_a_header_field() {
 /// way, and a server of the older era would not take it as a cancellation.
 #[tokio::test]
 async fn in_the_initialize_era_a_request_given_up_is_cancelled_by_notification() {
-    let (transport, mut server, _, aborts) = http_like();
+    let (transport, mut server, _, aborts) = http_like("http://initialize-era.test/mcp");
     let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
     server.handshake().await;
     let client = within(connect).await.unwrap().unwrap();
