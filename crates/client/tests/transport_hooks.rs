@@ -9,26 +9,17 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use bytes::Bytes;
 use common::within;
 use mcpwire_client::{CancellationToken, Client, ClientConfig, ErrorKind};
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_test_support::{FakeServer, MemoryTransport, memory_pair};
+use mcpwire_test_support::{FakeServer, MemoryTransport, SentFields, memory_pair};
 use mcpwire_transport::{
-    Active, FrameMeta, FrameMetaSink, FrameSender, RequestAbort, Transport, TransportEvent,
-    TransportInfo,
+    Active, FrameMeta, FrameSender, RequestAbort, Transport, TransportEvent, TransportInfo,
 };
 use serde_json::{Value, json};
 
 /// The header fields handed over with each frame, in order.
-#[derive(Debug, Default)]
-struct Fields(Mutex<Vec<(Bytes, Arc<FrameMeta>)>>);
-
-impl FrameMetaSink for Fields {
-    fn attach(&self, frame: &Bytes, meta: Arc<FrameMeta>) {
-        self.0.lock().unwrap().push((frame.clone(), meta));
-    }
-}
+struct Fields(SentFields);
 
 impl Fields {
     /// The fields given with the one frame that holds `method`.
@@ -63,16 +54,12 @@ impl RequestAbort for Aborts {
 struct HttpLike {
     inner: MemoryTransport,
     url: &'static str,
-    fields: Arc<Fields>,
     aborts: Arc<Aborts>,
 }
 
 impl Transport for HttpLike {
     fn sender(&self) -> FrameSender {
-        self.inner
-            .sender()
-            .meta_sink(self.fields.clone())
-            .abort_sink(self.aborts.clone())
+        self.inner.sender().abort_sink(self.aborts.clone())
     }
     fn set_active(&mut self, active: Active) {
         self.inner.set_active(active)
@@ -93,12 +80,11 @@ impl Transport for HttpLike {
 /// client remembers which era a server's URL spoke, for the whole process.
 fn http_like(url: &'static str) -> (HttpLike, FakeServer, Arc<Fields>, Arc<Aborts>) {
     let (transport, peer) = memory_pair(64);
-    let fields = Arc::new(Fields::default());
+    let fields = Arc::new(Fields(peer.sent_fields()));
     let aborts = Arc::new(Aborts::default());
     let transport = HttpLike {
-        inner: transport,
+        inner: transport.reading_meta(),
         url,
-        fields: fields.clone(),
         aborts: aborts.clone(),
     };
     (transport, FakeServer::new(peer), fields, aborts)

@@ -13,4 +13,4 @@ mod memory;
 mod fake_server;
 
 pub use fake_server::{EXPECT_TIMEOUT, FakeServer, Reply, Script, Step, initialize_result};
-pub use memory::{MemoryPeer, MemoryStats, MemoryTransport, memory_pair};
+pub use memory::{MemoryPeer, MemoryStats, MemoryTransport, SentFields, memory_pair};

@@ -7,8 +7,8 @@ use std::task::{Context, Poll};
 
 use bytes::Bytes;
 use mcpwire_transport::{
-    Active, CloseReason, FrameSender, Grants, Outgoing, Transport, TransportError, TransportEvent,
-    TransportInfo,
+    Active, CloseReason, FrameMeta, FrameSender, Grants, Outgoing, Transport, TransportError,
+    TransportEvent, TransportInfo,
 };
 use tokio::sync::{mpsc, watch};
 
@@ -73,6 +73,7 @@ pub struct MemoryTransport {
 #[derive(Debug)]
 pub struct MemoryPeer {
     pub(crate) from_client: mpsc::Receiver<Outgoing>,
+    fields: SentFields,
     pub(crate) to_client: mpsc::Sender<PeerEvent>,
     pub(crate) local_close: watch::Receiver<bool>,
     pub(crate) stats: Arc<MemoryStats>,
@@ -100,6 +101,7 @@ pub fn memory_pair(capacity: usize) -> (MemoryTransport, MemoryPeer) {
         },
         MemoryPeer {
             from_client,
+            fields: SentFields::default(),
             to_client,
             local_close: local_close_rx,
             stats,
@@ -108,6 +110,15 @@ pub fn memory_pair(capacity: usize) -> (MemoryTransport, MemoryPeer) {
 }
 
 impl MemoryTransport {
+    /// The same transport, asking the client for each frame's header
+    /// fields (as HTTP does: see [`FrameSender::reads_meta`]); the peer
+    /// keeps them ([`MemoryPeer::sent_fields`]).
+    #[must_use]
+    pub fn reading_meta(mut self) -> Self {
+        self.sender = self.sender.reads_meta();
+        self
+    }
+
     /// The same transport, reporting `kind` and `peer` in its
     /// [`TransportInfo`] (say `"stdio"` and a command line), as a real
     /// transport names its server: the client then keeps what it learns of
@@ -217,6 +228,9 @@ impl Transport for MemoryTransport {
     }
 }
 
+/// See [`MemoryPeer::sent_fields`].
+pub type SentFields = Arc<std::sync::Mutex<Vec<(Bytes, Arc<FrameMeta>)>>>;
+
 impl MemoryPeer {
     /// The next frame the client sent, or `None` once the client closed or
     /// dropped the transport and every queued frame was read.
@@ -224,9 +238,24 @@ impl MemoryPeer {
         let mut close = self.local_close.clone();
         tokio::select! {
             biased;
-            f = self.from_client.recv() => f.map(|f| f.frame),
-            _ = close.wait_for(|c| *c) => self.from_client.try_recv().ok().map(|f| f.frame),
+            f = self.from_client.recv() => f,
+            _ = close.wait_for(|c| *c) => self.from_client.try_recv().ok(),
         }
+        .map(|out| {
+            if let Some(meta) = out.meta {
+                let mut fields = self.fields.lock().unwrap_or_else(|e| e.into_inner());
+                fields.push((out.frame.clone(), meta));
+            }
+            out.frame
+        })
+    }
+
+    /// The header fields the client gave with the frames read so far, by
+    /// frame, in order: what a transport with headers (HTTP) would send.
+    /// Only a transport made [`reading_meta`](MemoryTransport::reading_meta)
+    /// is given any.
+    pub fn sent_fields(&self) -> SentFields {
+        self.fields.clone()
     }
 
     /// Sends one frame to the client; waits while the client grants nothing
