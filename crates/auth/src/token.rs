@@ -263,6 +263,8 @@ mod tests {
         assert!(json["expires_at"].as_u64().unwrap() > 1_600_000_000);
         let back: TokenSet = serde_json::from_value(json).unwrap();
         assert_eq!(back.access_token, t.access_token);
+        let secs = |at: SystemTime| at.duration_since(UNIX_EPOCH).unwrap().as_secs();
+        assert_eq!(secs(back.issued_at), secs(t.issued_at));
         assert_eq!(
             back.expires_at
                 .unwrap()
