@@ -279,4 +279,17 @@ mod tests {
         );
         assert_eq!(format!("{t:?}").matches("redacted").count(), 2);
     }
+
+    #[test]
+    fn a_lifetime_is_taken_up_to_ten_years_and_cut_there() {
+        let timing = RefreshTiming {
+            early: Duration::ZERO,
+            skew: Duration::ZERO,
+        };
+        let at = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let year = Duration::from_secs(365 * 24 * 3600);
+        assert_eq!(timing.expiry(at, year * 5), at + year * 5);
+        assert_eq!(timing.expiry(at, year * 20), at + year * 10);
+        assert_eq!(timing.expiry(at, Duration::MAX), at + year * 10);
+    }
 }

@@ -291,3 +291,26 @@ async fn every_grant_asks_for_the_challenged_scopes_and_for_none_when_none_are_n
         assert!(fake.failures().is_empty(), "{:?}", fake.failures());
     }
 }
+
+#[tokio::test]
+async fn a_secret_goes_in_basic_where_the_server_takes_both_ways() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.auth_methods = Some(vec![
+            "client_secret_post".into(),
+            "client_secret_basic".into(),
+        ]);
+        a.clients.insert("svc".into(), "s3cret".into());
+    });
+    let config = OAuthConfig::client_credentials("svc", "s3cret");
+    let auth = OAuth::new(SERVER, config, fake.arc()).unwrap();
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let token = &fake.seen_path(AS1, "/token")[0];
+    assert!(
+        token
+            .header("authorization")
+            .is_some_and(|a| a.starts_with("Basic "))
+    );
+    assert!(!token.form().contains_key("client_secret"));
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+}
