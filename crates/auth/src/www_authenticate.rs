@@ -373,6 +373,15 @@ mod tests {
     }
 
     #[test]
+    fn what_follows_a_scheme_without_a_space_is_junk() {
+        // `1*SP` must come between the scheme and its token68: `/abc=` is
+        // token68 text, but glued to the scheme it is skipped.
+        let c = one("Basic/abc=");
+        assert_eq!(c.scheme(), "Basic");
+        assert_eq!((c.token68(), c.params().count()), (None, 0));
+    }
+
+    #[test]
     fn a_bearer_challenge_with_the_mcp_parameters() {
         let c = one(
             r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read files:write", error="insufficient_scope", error_description="The request requires higher privileges""#,
