@@ -133,3 +133,61 @@ impl SigningKey {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use jsonwebtoken::{DecodingKey, Validation};
+
+    const RSA_PRIVATE: &[u8] = include_bytes!("../tests/fixtures/rsa_private.pem");
+    const RSA_PUBLIC: &[u8] = include_bytes!("../tests/fixtures/rsa_public.pem");
+
+    #[test]
+    fn algorithms_go_by_their_jose_names() {
+        for alg in [SigningAlgorithm::Es256, SigningAlgorithm::Rs256] {
+            assert_eq!(SigningAlgorithm::from_name(alg.name()), Some(alg));
+        }
+        assert_eq!(SigningAlgorithm::Es256.name(), "ES256");
+        assert_eq!(SigningAlgorithm::Rs256.name(), "RS256");
+        // JOSE `alg` values are case-sensitive.
+        assert_eq!(SigningAlgorithm::from_name("rs256"), None);
+        assert_eq!(SigningAlgorithm::from_name("HS256"), None);
+    }
+
+    #[test]
+    fn an_assertion_names_the_client_and_audience_for_a_minute() {
+        let key = SigningKey::from_pem(SigningAlgorithm::Rs256, RSA_PRIVATE)
+            .unwrap()
+            .key_id("k1");
+        assert_eq!(key.algorithm(), SigningAlgorithm::Rs256);
+        // The key itself never shows.
+        assert_eq!(
+            format!("{key:?}"),
+            r#"SigningKey { alg: Rs256, key_id: Some("k1"), .. }"#
+        );
+        let jwt = key.assertion("client-1", "https://as.example").unwrap();
+        let header = jsonwebtoken::decode_header(&jwt).unwrap();
+        assert_eq!(header.alg, Algorithm::RS256);
+        assert_eq!(header.kid.as_deref(), Some("k1"));
+        let mut validation = Validation::new(Algorithm::RS256);
+        validation.set_audience(&["https://as.example"]);
+        let decoding = DecodingKey::from_rsa_pem(RSA_PUBLIC).unwrap();
+        let claims = jsonwebtoken::decode::<serde_json::Value>(&jwt, &decoding, &validation)
+            .unwrap()
+            .claims;
+        assert_eq!(claims["iss"], "client-1");
+        assert_eq!(claims["sub"], "client-1");
+        let (iat, exp) = (claims["iat"].as_u64(), claims["exp"].as_u64());
+        assert_eq!(exp.unwrap() - iat.unwrap(), 60);
+        let again = key.assertion("client-1", "https://as.example").unwrap();
+        let again = jsonwebtoken::decode::<serde_json::Value>(&again, &decoding, &validation)
+            .unwrap()
+            .claims;
+        assert_ne!(again["jti"], claims["jti"]);
+        // A key that parses but cannot sign as asked fails at once.
+        assert!(matches!(
+            SigningKey::from_pem(SigningAlgorithm::Es256, RSA_PRIVATE),
+            Err(AuthError::Key { .. })
+        ));
+    }
+}

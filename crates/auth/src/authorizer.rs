@@ -154,3 +154,39 @@ pub trait Authorizer: Send + Sync {
         round: &'a mut AuthRound,
     ) -> BoxFuture<'a, Result<(), AuthError>>;
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http::header::AUTHORIZATION;
+
+    #[test]
+    fn headers_are_sensitive_and_replace_what_the_request_had() {
+        let mut h = AuthHeaders::new(7);
+        assert!(h.is_empty());
+        h.push(AUTHORIZATION, HeaderValue::from_static("Bearer t"));
+        assert!(!h.is_empty());
+        assert_eq!(h.generation(), 7);
+        let mut map = HeaderMap::new();
+        map.insert(AUTHORIZATION, HeaderValue::from_static("Basic old"));
+        h.apply(&mut map);
+        assert_eq!(map.get_all(AUTHORIZATION).iter().count(), 1);
+        assert_eq!(map[AUTHORIZATION], "Bearer t");
+        assert!(map[AUTHORIZATION].is_sensitive());
+        let none = AuthHeaders::none();
+        assert!(none.is_empty());
+        assert_eq!(none.generation(), 0);
+    }
+
+    #[test]
+    fn a_round_counts_every_kind_of_retry() {
+        let mut round = AuthRound::default();
+        assert_eq!(round.retries(), 0);
+        round.authorizations = 2;
+        assert_eq!(round.retries(), 2);
+        round.refreshed = true;
+        assert_eq!(round.retries(), 3);
+        round.free_retries = 4;
+        assert_eq!(round.retries(), 7);
+    }
+}

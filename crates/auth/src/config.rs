@@ -430,3 +430,132 @@ impl OAuthConfig {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::redirect::CallbackRedirect;
+
+    fn secret_of(auth: &ClientAuth) -> Option<&str> {
+        match auth {
+            ClientAuth::Secret(s) => Some(s.expose()),
+            _ => None,
+        }
+    }
+
+    #[tokio::test]
+    async fn every_setting_is_kept_as_given() {
+        let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+        let c = OAuthConfig::new()
+            .client("app", Some(Secret::new("s3cret")))
+            .client_issuer("https://as.example")
+            .client_metadata_url("https://app.example/client.json")
+            .client_name("named")
+            .application_type(ApplicationType::Web)
+            .redirect(CallbackRedirect::new(
+                "http://localhost:1/cb",
+                |_url| async { Ok(String::new()) },
+            ))
+            .token_store(store.clone())
+            .dpop(DpopMode::Off)
+            .refresh_early(Duration::from_secs(7))
+            .clock_skew(Duration::from_secs(3))
+            .offline_access(false)
+            .authorization_timeout(Duration::from_secs(11))
+            .request_timeout(Duration::from_secs(13))
+            .max_authorizations(5)
+            .allow_private_addresses(true)
+            .scope_on_refresh(true);
+        assert_eq!(c.client_id.as_deref(), Some("app"));
+        assert_eq!(secret_of(&c.client_auth), Some("s3cret"));
+        assert_eq!(c.client_issuer.as_deref(), Some("https://as.example"));
+        assert_eq!(
+            c.client_metadata_url.as_deref(),
+            Some("https://app.example/client.json")
+        );
+        assert_eq!(c.client_name, "named");
+        assert_eq!(c.application_type.as_str(), "web");
+        let pending = c.redirect.prepare().await.unwrap();
+        assert_eq!(pending.redirect_uri(), "http://localhost:1/cb");
+        assert!(Arc::ptr_eq(&c.store, &store));
+        assert_eq!(c.dpop, DpopMode::Off);
+        assert_eq!(
+            c.timing,
+            RefreshTiming {
+                early: Duration::from_secs(7),
+                skew: Duration::from_secs(3),
+            }
+        );
+        assert!(!c.offline_access);
+        assert_eq!(c.authorization_timeout, Duration::from_secs(11));
+        assert_eq!(c.request_timeout, Duration::from_secs(13));
+        assert_eq!(c.max_authorizations, 5);
+        assert!(c.allow_private_addresses);
+        assert!(c.scope_on_refresh);
+        // The settings show; the secret does not.
+        let shown = format!("{c:?}");
+        assert!(
+            shown.contains(r#"client_id: Some("app")"#) && shown.contains("scope_on_refresh: true"),
+            "{shown}"
+        );
+        assert!(!shown.contains("s3cret"), "{shown}");
+
+        // A client without a secret is public; `client_auth` replaces it.
+        let public = OAuthConfig::new().client("app", None);
+        assert!(matches!(public.client_auth, ClientAuth::None));
+        let later = public.client_auth(ClientAuth::Secret(Secret::new("late")));
+        assert_eq!(secret_of(&later.client_auth), Some("late"));
+        assert_eq!(OAuthConfig::new().application_type.as_str(), "native");
+        // At least one authorization per request, whatever is asked.
+        assert_eq!(
+            OAuthConfig::new().max_authorizations(0).max_authorizations,
+            1
+        );
+    }
+
+    #[test]
+    fn each_grant_constructor_sets_its_grant_and_client() {
+        let c = OAuthConfig::client_credentials("svc", "s1");
+        assert!(matches!(c.grant, Grant::ClientCredentials));
+        assert_eq!(c.client_id.as_deref(), Some("svc"));
+        assert_eq!(secret_of(&c.client_auth), Some("s1"));
+
+        let pem = include_bytes!("../tests/fixtures/rsa_private.pem");
+        let key = SigningKey::from_pem(crate::SigningAlgorithm::Rs256, pem).unwrap();
+        let c = OAuthConfig::private_key_jwt("svc", key);
+        assert!(matches!(c.grant, Grant::ClientCredentials));
+        assert_eq!(c.client_id.as_deref(), Some("svc"));
+        assert!(matches!(c.client_auth, ClientAuth::PrivateKeyJwt(_)));
+
+        let source = AssertionSource::Value(Secret::new("jwt"));
+        let c = OAuthConfig::jwt_bearer(Some("wl".into()), source.clone());
+        assert!(matches!(
+            c.grant,
+            Grant::JwtBearer(AssertionSource::Value(_))
+        ));
+        assert_eq!(c.client_id.as_deref(), Some("wl"));
+
+        let idp = EnterpriseIdp::new("https://idp.example/token", "idp-client", source)
+            .client_secret("idp-secret");
+        assert_eq!(
+            idp.client_secret.as_ref().map(Secret::expose),
+            Some("idp-secret")
+        );
+        let c = OAuthConfig::enterprise_managed("app", Some(Secret::new("s2")), idp);
+        assert!(matches!(c.grant, Grant::EnterpriseManaged(_)));
+        assert_eq!(c.client_id.as_deref(), Some("app"));
+        assert_eq!(secret_of(&c.client_auth), Some("s2"));
+    }
+
+    #[tokio::test]
+    async fn assertion_sources_read_their_value_and_never_show_it() {
+        let value = AssertionSource::Value(Secret::new("the-jwt"));
+        assert_eq!(value.read().await.unwrap().expose(), "the-jwt");
+        assert_eq!(format!("{value:?}"), "Value([redacted])");
+        let callback = AssertionSource::callback(|| async { Ok(Secret::new("from-callback")) });
+        assert_eq!(callback.read().await.unwrap().expose(), "from-callback");
+        assert_eq!(format!("{callback:?}"), "Callback");
+        let env = AssertionSource::Env("SOME_VAR".into());
+        assert_eq!(format!("{env:?}"), r#"Env("SOME_VAR")"#);
+    }
+}

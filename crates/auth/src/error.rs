@@ -440,4 +440,57 @@ mod tests {
             .unwrap();
         assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
     }
+
+    #[test]
+    fn refusals_say_what_the_server_said_and_nothing_when_it_said_nothing() {
+        let refused = |description: Option<&str>| AuthError::TokenRefused {
+            status: Some(400),
+            error: "invalid_grant".into(),
+            description: description.map(Into::into),
+        };
+        assert_eq!(
+            refused(Some("expired")).to_string(),
+            "the token endpoint refused the request: invalid_grant (expired)"
+        );
+        assert_eq!(
+            refused(None).to_string(),
+            "the token endpoint refused the request: invalid_grant"
+        );
+        let denied = AuthError::AuthorizationDenied {
+            error: "access_denied".into(),
+            description: Some("the user said no".into()),
+        };
+        assert_eq!(
+            denied.to_string(),
+            "authorization was refused: access_denied (the user said no)"
+        );
+        let registration = |error: Option<&str>| AuthError::RegistrationRefused {
+            endpoint: "https://as/register".into(),
+            status: 400,
+            error: error.map(Into::into),
+        };
+        assert_eq!(
+            registration(Some("invalid_redirect_uri")).to_string(),
+            "client registration at https://as/register was refused (HTTP 400: invalid_redirect_uri)"
+        );
+        assert_eq!(
+            registration(None).to_string(),
+            "client registration at https://as/register was refused (HTTP 400)"
+        );
+        let unauthorized = |challenge: Option<Challenge>| AuthError::Unauthorized {
+            status: 403,
+            challenge,
+        };
+        let challenge = Challenge::parse(r#"Bearer error="insufficient_scope", scope="a b""#)
+            .into_iter()
+            .next();
+        assert_eq!(
+            unauthorized(challenge).to_string(),
+            r#"the server refused the credentials (HTTP 403); challenge Bearer error=insufficient_scope scope="a b""#
+        );
+        assert_eq!(
+            unauthorized(None).to_string(),
+            "the server refused the credentials (HTTP 403)"
+        );
+    }
 }

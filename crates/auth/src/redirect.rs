@@ -264,4 +264,58 @@ mod tests {
             .unwrap_err();
         assert!(matches!(err, AuthError::Redirect(_)));
     }
+
+    #[test]
+    fn a_refusal_is_read_from_the_query_with_its_description() {
+        let u = Url::parse(
+            "http://127.0.0.1:1/cb?error=access_denied&error_description=the+user+said+no\
+             &state=s&error=later&error_description=later",
+        )
+        .unwrap();
+        assert_eq!(
+            AuthorizationResponse::parse(&u),
+            AuthorizationResponse {
+                code: None,
+                state: Some("s".into()),
+                iss: None,
+                error: Some("access_denied".into()),
+                error_description: Some("the user said no".into()),
+            }
+        );
+    }
+
+    /// An `HttpFetch` that is never called.
+    struct Unused;
+
+    impl HttpFetch for Unused {
+        fn fetch(
+            &self,
+            _: http::Request<Bytes>,
+        ) -> BoxFuture<'_, Result<http::Response<Bytes>, crate::FetchError>> {
+            unreachable!("not called")
+        }
+    }
+
+    #[tokio::test]
+    async fn a_redirect_step_shows_its_redirect_uri_and_nothing_else() {
+        let step = CallbackRedirect::new("http://localhost:3000/cb", |_url: Url| async move {
+            Ok(String::new())
+        });
+        assert_eq!(
+            format!("{step:?}"),
+            r#"CallbackRedirect { redirect_uri: "http://localhost:3000/cb", .. }"#
+        );
+        let pending = step.prepare().await.unwrap();
+        assert_eq!(
+            format!("{pending:?}"),
+            r#"PendingRedirect { redirect_uri: "http://localhost:3000/cb" }"#
+        );
+        let follow = FollowLocation::new(Arc::new(Unused), "http://127.0.0.1:9/cb");
+        assert_eq!(
+            format!("{follow:?}"),
+            r#"FollowLocation { redirect_uri: "http://127.0.0.1:9/cb", .. }"#
+        );
+        let pending = follow.prepare().await.unwrap();
+        assert_eq!(pending.redirect_uri(), "http://127.0.0.1:9/cb");
+    }
 }

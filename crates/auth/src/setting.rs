@@ -132,4 +132,19 @@ mod tests {
             Auth::OAuth(_)
         ));
     }
+
+    #[test]
+    fn the_shorthands_make_the_oauth_setting_they_name() {
+        let Auth::OAuth(c) = Auth::client_credentials("svc", "s3cret") else {
+            panic!("not an OAuth setting");
+        };
+        assert!(matches!(c.grant, crate::Grant::ClientCredentials));
+        assert_eq!(c.client_id.as_deref(), Some("svc"));
+        let Auth::OAuth(c) = Auth::oauth(OAuthConfig::new().client_name("named")) else {
+            panic!("not an OAuth setting");
+        };
+        assert_eq!(c.client_name, "named");
+        assert_eq!(format!("{:?}", Auth::None), "None");
+        assert!(format!("{:?}", Auth::default()).starts_with("OAuth(OAuthConfig {"));
+    }
 }

@@ -263,6 +263,8 @@ mod tests {
         assert!(json["expires_at"].as_u64().unwrap() > 1_600_000_000);
         let back: TokenSet = serde_json::from_value(json).unwrap();
         assert_eq!(back.access_token, t.access_token);
+        let secs = |at: SystemTime| at.duration_since(UNIX_EPOCH).unwrap().as_secs();
+        assert_eq!(secs(back.issued_at), secs(t.issued_at));
         assert_eq!(
             back.expires_at
                 .unwrap()
@@ -276,5 +278,18 @@ mod tests {
                 .as_secs()
         );
         assert_eq!(format!("{t:?}").matches("redacted").count(), 2);
+    }
+
+    #[test]
+    fn a_lifetime_is_taken_up_to_ten_years_and_cut_there() {
+        let timing = RefreshTiming {
+            early: Duration::ZERO,
+            skew: Duration::ZERO,
+        };
+        let at = UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let year = Duration::from_secs(365 * 24 * 3600);
+        assert_eq!(timing.expiry(at, year * 5), at + year * 5);
+        assert_eq!(timing.expiry(at, year * 20), at + year * 10);
+        assert_eq!(timing.expiry(at, Duration::MAX), at + year * 10);
     }
 }

@@ -301,6 +301,24 @@ mod tests {
             &"https://evil.example.com/mcp".parse().unwrap()
         ));
         assert!(!same_origin_uri(&a, &"/relative".parse().unwrap()));
+        // A port left out is the scheme's default, on either side.
+        assert!(same_origin_uri(
+            &a,
+            &"https://mcp.example.com/other".parse().unwrap()
+        ));
+        let plain = u("http://127.0.0.1/mcp");
+        assert!(same_origin_uri(
+            &plain,
+            &"http://127.0.0.1/x".parse().unwrap()
+        ));
+        assert!(same_origin_uri(
+            &plain,
+            &"http://127.0.0.1:80/x".parse().unwrap()
+        ));
+        assert!(!same_origin_uri(
+            &plain,
+            &"http://127.0.0.1:443/x".parse().unwrap()
+        ));
         let v6 = u("http://[::1]:8080/mcp");
         assert!(same_origin_uri(
             &v6,

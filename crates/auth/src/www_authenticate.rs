@@ -345,6 +345,43 @@ mod tests {
     }
 
     #[test]
+    fn the_challenge_acted_on_names_metadata_else_is_bearer_or_dpop_else_comes_first() {
+        let pick_in = |header: &str| {
+            let all = Challenge::parse(header);
+            pick(&all).map(|c| c.scheme().to_owned())
+        };
+        assert_eq!(
+            pick_in(r#"Basic realm="x", DPoP algs="ES256", Bearer resource_metadata="https://m""#)
+                .as_deref(),
+            Some("Bearer")
+        );
+        assert_eq!(
+            pick_in(r#"Basic realm="x", DPoP algs="ES256""#).as_deref(),
+            Some("DPoP")
+        );
+        assert_eq!(
+            pick_in(r#"Basic realm="x", bearer"#).as_deref(),
+            Some("bearer")
+        );
+        assert_eq!(
+            pick_in(r#"Basic realm="x", Negotiate"#).as_deref(),
+            Some("Basic")
+        );
+        assert_eq!(pick_in(""), None);
+        let basic = one(r#"Basic realm="x""#);
+        assert!(basic.is("BASIC") && !basic.is("bearer"));
+    }
+
+    #[test]
+    fn what_follows_a_scheme_without_a_space_is_junk() {
+        // `1*SP` must come between the scheme and its token68: `/abc=` is
+        // token68 text, but glued to the scheme it is skipped.
+        let c = one("Basic/abc=");
+        assert_eq!(c.scheme(), "Basic");
+        assert_eq!((c.token68(), c.params().count()), (None, 0));
+    }
+
+    #[test]
     fn a_bearer_challenge_with_the_mcp_parameters() {
         let c = one(
             r#"Bearer resource_metadata="https://mcp.example.com/.well-known/oauth-protected-resource", scope="files:read files:write", error="insufficient_scope", error_description="The request requires higher privileges""#,
@@ -355,6 +392,11 @@ mod tests {
             Some("https://mcp.example.com/.well-known/oauth-protected-resource")
         );
         assert_eq!(c.scope(), Some("files:read files:write"));
+        assert_eq!(
+            c.scopes().collect::<Vec<_>>(),
+            ["files:read", "files:write"]
+        );
+        assert_eq!(one("Bearer").scopes().count(), 0);
         assert_eq!(c.error(), Some("insufficient_scope"));
         assert_eq!(
             c.error_description(),

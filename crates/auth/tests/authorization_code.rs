@@ -414,6 +414,45 @@ async fn the_token_endpoint_authentication_is_the_one_advertised() {
 }
 
 #[tokio::test]
+async fn a_registration_answer_without_a_method_is_read_by_what_was_asked() {
+    // RFC 7591 §3.2.1 lets the server leave the method out: the client then
+    // authenticates the way it asked, and with `client_secret_basic` (the
+    // default of §2) when it asked to be public but was given a secret.
+    for (advertised, basic_expected, post_expected) in [
+        (vec!["client_secret_post"], false, true),
+        (vec!["none", "client_secret_basic"], true, false),
+    ] {
+        let fake = Fake::standard();
+        fake.with_as(AS1, |a| {
+            a.auth_methods = Some(advertised.iter().map(|m| m.to_string()).collect());
+            a.registered_secret = true;
+            a.omit_registered_method = true;
+        });
+        let auth = oauth(&fake, OAuthConfig::new());
+        assert_eq!(
+            fake.call(&auth, "tools/list").await.unwrap(),
+            StatusCode::OK,
+            "{advertised:?}"
+        );
+        let token = &fake.seen_path(AS1, "/token")[0];
+        let basic = token
+            .header("authorization")
+            .is_some_and(|a| a.starts_with("Basic "));
+        let post = token.form().contains_key("client_secret");
+        assert_eq!(
+            (basic, post),
+            (basic_expected, post_expected),
+            "{advertised:?}"
+        );
+        assert!(
+            fake.failures().is_empty(),
+            "{advertised:?}: {:?}",
+            fake.failures()
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_pre_registered_client_is_used_before_anything_else() {
     let fake = Fake::standard();
     fake.with_as(AS1, |a| {

@@ -355,6 +355,21 @@ async fn dpop_can_be_turned_off() {
 }
 
 #[tokio::test]
+async fn no_dpop_proof_goes_to_a_server_that_does_not_offer_dpop() {
+    let fake = Fake::standard();
+    let auth = oauth(&fake, OAuthConfig::new());
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let token = &fake.seen_path(AS1, "/token")[0];
+    assert!(token.header("dpop").is_none());
+    assert!(
+        fake.seen_path(RS_ORIGIN, "/mcp")[1]
+            .header("authorization")
+            .unwrap()
+            .starts_with("Bearer ")
+    );
+}
+
+#[tokio::test]
 async fn authorizing_ahead_of_time_spares_the_first_401() {
     let fake = Fake::standard();
     fake.with_rs(|rs| rs.prm_hint = None);

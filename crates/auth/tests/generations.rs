@@ -13,7 +13,7 @@ use std::time::Duration;
 use http::{Method, StatusCode, Uri};
 use mcpwire_auth::{
     AuthError, AuthHeaders, AuthRound, Authorizer, Challenge, Challenged, MemoryStore, OAuth,
-    OAuthConfig, TokenStore,
+    OAuthConfig, Secret, TokenStore,
 };
 use support::*;
 
@@ -369,4 +369,52 @@ async fn renewing_before_a_request_never_starts_an_authorization_that_needs_a_pe
     assert_eq!(bare, 2, "both requests went out without a token");
     assert_eq!(grants(&fake), ["authorization_code", "refresh_token"]);
     assert_eq!(fake.seen_path(AS1, "/authorize").len(), 1);
+}
+
+#[tokio::test]
+async fn the_next_process_authenticates_a_registered_client_the_way_it_registered() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.auth_methods = Some(vec!["client_secret_post".into()]);
+    });
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+    let first = oauth(&fake, OAuthConfig::new().token_store(store.clone()));
+    assert_eq!(fake.call(&first, "a").await.unwrap(), StatusCode::OK);
+    let client = store.load(SERVER).await.unwrap()[0].client.clone();
+    assert_eq!(
+        client.map(|c| c.auth_method).as_deref(),
+        Some("client_secret_post")
+    );
+
+    let second = oauth(&fake, OAuthConfig::new().token_store(store));
+    fake.revoke_access_tokens();
+    assert_eq!(fake.call(&second, "b").await.unwrap(), StatusCode::OK);
+    let refresh = fake.seen_path(AS1, "/token").pop().unwrap();
+    assert_eq!(refresh.form()["grant_type"], "refresh_token");
+    assert!(refresh.form().contains_key("client_secret"));
+    assert_eq!(refresh.header("authorization"), None);
+    assert_eq!(fake.seen_path(AS1, "/register").len(), 1);
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+}
+
+#[tokio::test]
+async fn a_configured_client_and_its_secret_are_never_written_to_the_store() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.registration = false;
+        a.auth_methods = Some(vec!["client_secret_basic".into()]);
+        a.clients.insert("pre".into(), "pre-secret".into());
+    });
+    let store: Arc<dyn TokenStore> = Arc::new(MemoryStore::new());
+    let config = OAuthConfig::new()
+        .client("pre", Some(Secret::new("pre-secret")))
+        .token_store(store.clone());
+    let auth = oauth(&fake, config);
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let saved = store.load(SERVER).await.unwrap();
+    assert!(saved[0].tokens.is_some());
+    assert!(
+        saved[0].client.is_none(),
+        "the configuration gives the client each time"
+    );
 }

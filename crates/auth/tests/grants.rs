@@ -250,3 +250,67 @@ async fn enterprise_managed_exchanges_the_id_token_then_uses_the_grant() {
     assert!(grant.header("authorization").unwrap().starts_with("Basic "));
     assert!(fake.failures().is_empty(), "{:?}", fake.failures());
 }
+
+#[tokio::test]
+async fn every_grant_asks_for_the_challenged_scopes_and_for_none_when_none_are_named() {
+    const IDP: &str = "https://idp.test";
+    for scope in [Some("read write"), None] {
+        let key = es256_keypair();
+        let fake = Fake::new(
+            RsConfig::default(),
+            vec![AsConfig::new(AS1), AsConfig::new(IDP)],
+        );
+        fake.with_rs(|rs| rs.challenge_scope = scope.map(Into::into));
+        fake.with_as(AS1, |a| {
+            a.auth_methods = Some(vec!["client_secret_basic".into()]);
+            a.clients.insert("svc".into(), "s".into());
+            a.assertion_keys.push((key.alg, key.verify.clone()));
+        });
+        fake.with_as(IDP, |a| {
+            a.clients.insert("idp-client".into(), String::new());
+        });
+        let workload = AssertionSource::Value(Secret::new(workload_jwt(&key, AS1, 300)));
+        let id_token = AssertionSource::Value(Secret::new("the-id-token"));
+        let idp = EnterpriseIdp::new(format!("{IDP}/token"), "idp-client", id_token);
+        for config in [
+            OAuthConfig::client_credentials("svc", "s"),
+            OAuthConfig::jwt_bearer(Some("wl".into()), workload),
+            OAuthConfig::enterprise_managed("svc", Some(Secret::new("s")), idp),
+        ] {
+            let auth = OAuth::new(SERVER, config, fake.arc()).unwrap();
+            assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+        }
+        let mut requests = fake.seen_path(AS1, "/token");
+        requests.extend(fake.seen_path(IDP, "/token"));
+        // Three grants at the authorization server, one exchange at the
+        // identity provider.
+        assert_eq!(requests.len(), 4, "{scope:?}");
+        for form in requests.iter().map(|r| r.form()) {
+            assert_eq!(form.get("scope").map(String::as_str), scope, "{form:?}");
+        }
+        assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+    }
+}
+
+#[tokio::test]
+async fn a_secret_goes_in_basic_where_the_server_takes_both_ways() {
+    let fake = Fake::standard();
+    fake.with_as(AS1, |a| {
+        a.auth_methods = Some(vec![
+            "client_secret_post".into(),
+            "client_secret_basic".into(),
+        ]);
+        a.clients.insert("svc".into(), "s3cret".into());
+    });
+    let config = OAuthConfig::client_credentials("svc", "s3cret");
+    let auth = OAuth::new(SERVER, config, fake.arc()).unwrap();
+    assert_eq!(fake.call(&auth, "a").await.unwrap(), StatusCode::OK);
+    let token = &fake.seen_path(AS1, "/token")[0];
+    assert!(
+        token
+            .header("authorization")
+            .is_some_and(|a| a.starts_with("Basic "))
+    );
+    assert!(!token.form().contains_key("client_secret"));
+    assert!(fake.failures().is_empty(), "{:?}", fake.failures());
+}

@@ -81,6 +81,9 @@ pub struct AsConfig {
     pub registered_method: Option<String>,
     /// Issue a client secret on registration.
     pub registered_secret: bool,
+    /// Leave `token_endpoint_auth_method` out of the registration answer
+    /// (RFC 7591 §3.2.1 lets a server do so).
+    pub omit_registered_method: bool,
     /// Pre-registered clients: id -> secret.
     pub clients: HashMap<String, String>,
     /// Public keys of `private_key_jwt` clients and workload issuers.
@@ -127,6 +130,7 @@ impl AsConfig {
             expires_in: 3600,
             registered_method: None,
             registered_secret: false,
+            omit_registered_method: false,
             clients: HashMap::new(),
             assertion_keys: Vec::new(),
             token_redirect: None,

@@ -665,7 +665,10 @@ impl World {
             id.clone(),
             (method.clone(), secret.clone(), s.issuer.clone()),
         );
-        let mut out = json!({"client_id": id, "token_endpoint_auth_method": method, "redirect_uris": body["redirect_uris"]});
+        let mut out = json!({"client_id": id, "redirect_uris": body["redirect_uris"]});
+        if !s.omit_registered_method {
+            out["token_endpoint_auth_method"] = json!(method);
+        }
         if let Some(sec) = secret {
             out["client_secret"] = json!(sec);
         }
