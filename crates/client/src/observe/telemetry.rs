@@ -303,3 +303,46 @@ fn kind_name(kind: ErrorKind) -> &'static str {
         _ => "other",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `error.type` names are an interface: dashboards and alerts
+    /// match on them (`docs/observability.md`).
+    #[test]
+    fn each_kind_of_failure_has_its_own_documented_name() {
+        let named = [
+            (ErrorKind::Connect, "connect"),
+            (ErrorKind::Transport, "transport"),
+            (ErrorKind::Authorization, "authorization"),
+            (ErrorKind::Protocol, "protocol"),
+            (ErrorKind::Server, "server"),
+            (ErrorKind::Timeout, "timeout"),
+            (ErrorKind::Cancelled, "cancelled"),
+            (ErrorKind::Closed, "closed"),
+            (ErrorKind::SchemaValidation, "schema_validation"),
+            (ErrorKind::UnsupportedVersion, "unsupported_version"),
+            (ErrorKind::OutcomeUnknown, "outcome_unknown"),
+            (ErrorKind::InputRequired, "input_required"),
+        ];
+        for (kind, name) in named {
+            assert_eq!(kind_name(kind), name, "{kind:?}");
+        }
+    }
+
+    #[test]
+    fn only_a_result_that_says_is_error_true_is_a_tool_error() {
+        let payload =
+            |json: &str| Payload::from_json(Bytes::copy_from_slice(json.as_bytes())).unwrap();
+        assert!(is_tool_error(&payload(r#"{"content":[],"isError":true}"#)));
+        assert!(!is_tool_error(&payload(
+            r#"{"content":[],"isError":false}"#
+        )));
+        assert!(!is_tool_error(&payload(r#"{"content":[]}"#)));
+        // The words in a text are not the member.
+        assert!(!is_tool_error(&payload(
+            r#"{"content":[{"type":"text","text":"\"isError\": true"}]}"#
+        )));
+    }
+}
