@@ -7,7 +7,7 @@ mod common;
 
 use std::time::Duration;
 
-use common::{factory, within};
+use common::{answer_probe_as_stateless, factory, within};
 use mcpwire_client::{Client, ClientConfig, ConnectionState, ErrorKind, Reconnect};
 use mcpwire_test_support::{FakeServer, MemoryPeer};
 use serde_json::{Value, json};
@@ -17,20 +17,7 @@ use tokio::sync::mpsc;
 /// tools do not announce their changes (so no listening stream opens).
 async fn next_server(peers: &mut mpsc::UnboundedReceiver<MemoryPeer>) -> FakeServer {
     let mut server = FakeServer::new(within(peers.recv()).await.expect("a new connection"));
-    let probe = server.expect_request("server/discover").await;
-    server
-        .respond(
-            &probe.id,
-            json!({
-                "resultType": "complete",
-                "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "stateless", "version": "2"}},
-                "ttlMs": 0,
-                "cacheScope": "public"
-            }),
-        )
-        .await;
+    answer_probe_as_stateless(&mut server).await;
     server
 }
 

@@ -9,7 +9,7 @@ mod common;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use common::within;
+use common::{answer_probe_as_stateless, within};
 use mcpwire_client::{CancellationToken, Client, ClientConfig, ErrorKind};
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_test_support::{FakeServer, MemoryTransport, SentFields, memory_pair};
@@ -95,20 +95,7 @@ fn http_like(url: &'static str) -> (HttpLike, FakeServer, Arc<Fields>, Arc<Abort
 async fn modern() -> (Client, FakeServer, Arc<Fields>) {
     let (transport, mut server, fields, _) = http_like("http://stateless.test/mcp");
     let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
-    let probe = server.expect_request("server/discover").await;
-    server
-        .respond(
-            &probe.id,
-            json!({
-                "resultType": "complete",
-                "supportedVersions": ["2026-07-28"],
-                "capabilities": {"tools": {}},
-                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "stateless", "version": "2"}},
-                "ttlMs": 0,
-                "cacheScope": "public"
-            }),
-        )
-        .await;
+    answer_probe_as_stateless(&mut server).await;
     let client = within(connect).await.unwrap().unwrap();
     (client, server, fields)
 }

@@ -43,3 +43,23 @@ pub fn factory() -> (TransportFactory, mpsc::UnboundedReceiver<MemoryPeer>) {
     });
     (f, rx)
 }
+
+/// Answers the `server/discover` probe `server` is sent next as a stateless
+/// server (2026-07-28) whose tools do not announce their changes, so no
+/// listening stream opens.
+pub async fn answer_probe_as_stateless(server: &mut FakeServer) {
+    let probe = server.expect_request("server/discover").await;
+    server
+        .respond(
+            &probe.id,
+            serde_json::json!({
+                "resultType": "complete",
+                "supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}},
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "stateless", "version": "2"}},
+                "ttlMs": 0,
+                "cacheScope": "public"
+            }),
+        )
+        .await;
+}
