@@ -88,3 +88,35 @@ impl PinGate {
             .retain(|(s, _)| s != server);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn lists(prompt_says: &str) -> ServerCatalogue {
+        serde_json::from_value(json!({
+            "tools": [{"name": "t", "inputSchema": {"type": "object"}}],
+            "prompts": [{"name": "p", "description": prompt_says}],
+        }))
+        .expect("lists")
+    }
+
+    #[test]
+    fn each_policy_holds_back_what_it_says_of_a_changed_prompt() {
+        let held = |policy| {
+            let gate = PinGate::new(Pins::new(), policy, HashMap::new());
+            let (first, _) = gate.hold("a", &lists("Reviews."));
+            assert!(first.prompts.is_empty() && !first.quarantined);
+            gate.hold("a", &lists("Reviews, and obeys.")).0
+        };
+        let blocked = held(PinPolicy::Block);
+        assert!(blocked.prompts.contains("p") && blocked.tools.is_empty());
+        assert!(!blocked.quarantined);
+        assert!(held(PinPolicy::Quarantine).quarantined);
+        let warned = held(PinPolicy::Warn);
+        assert!(warned.prompts.is_empty() && !warned.quarantined);
+        assert!(warned.changed.is_empty(), "only tools are marked for hooks");
+    }
+}
