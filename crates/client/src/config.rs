@@ -11,9 +11,17 @@ use crate::cache::store::{
 };
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
 use mcpwire_transport::Tap;
+use serde_json::Value;
 
 /// The tasks extension's identifier (`io.modelcontextprotocol/tasks`).
 pub const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The MCP Apps extension's identifier (`io.modelcontextprotocol/ui`).
+pub const APPS_EXTENSION: &str = "io.modelcontextprotocol/ui";
+
+/// The MIME type of an MCP Apps view: an HTML document a host shows in a
+/// sandboxed frame.
+pub const APP_HTML_MIME_TYPE: &str = "text/html;profile=mcp-app";
 
 /// How the client behaves. Private fields, chainable setters; every default is
 /// documented on its setter.
@@ -41,6 +49,7 @@ pub struct ClientConfig {
     pub(crate) max_input_rounds: u32,
     pub(crate) log_level: Option<LoggingLevel>,
     pub(crate) tasks: bool,
+    pub(crate) apps: bool,
     pub(crate) response_cache: Option<ResponseCache>,
     pub(crate) response_cache_size: (usize, usize),
     pub(crate) credential_id: Option<CredentialId>,
@@ -121,6 +130,7 @@ impl ClientConfig {
             max_input_rounds: 8,
             log_level: None,
             tasks: false,
+            apps: false,
             response_cache: None,
             response_cache_size: (DEFAULT_CACHE_ENTRIES, DEFAULT_CACHE_BYTES),
             credential_id: None,
@@ -162,6 +172,17 @@ impl ClientConfig {
     /// [`crate::tasks`]). Default: off.
     pub fn tasks(mut self, yes: bool) -> Self {
         self.tasks = yes;
+        self
+    }
+
+    /// Declare the MCP Apps extension (`io.modelcontextprotocol/ui` under
+    /// `capabilities.extensions`, with the one view type the extension
+    /// defines, [`APP_HTML_MIME_TYPE`]): say so when this client's host can
+    /// show a server's `ui://` views. Servers may then list tools that name
+    /// a view, and tools meant for the view alone (see [`crate::apps`]).
+    /// Default: off.
+    pub fn apps(mut self, yes: bool) -> Self {
+        self.apps = yes;
         self
     }
 
@@ -366,11 +387,19 @@ impl ClientConfig {
             }
             caps.elicitation = Some(e);
         }
+        let mut extensions = Extra::new();
         if self.tasks {
-            caps.extra.insert(
-                "extensions".into(),
-                serde_json::json!({ TASKS_EXTENSION: {} }),
+            extensions.insert(TASKS_EXTENSION.into(), serde_json::json!({}));
+        }
+        if self.apps {
+            extensions.insert(
+                APPS_EXTENSION.into(),
+                serde_json::json!({ "mimeTypes": [APP_HTML_MIME_TYPE] }),
             );
+        }
+        if !extensions.is_empty() {
+            caps.extra
+                .insert("extensions".into(), Value::Object(extensions));
         }
         caps
     }

@@ -85,6 +85,7 @@ mod client; // The `Client` handle and `Call`.
 pub mod ops; // The requests a `Call` runs.
 pub mod tasks; // The tasks extension.
 pub mod skills; // The skills extension.
+pub mod apps; // The MCP Apps extension.
 mod api; // The client's typed methods, one per server feature.
 
 pub use base::error::{Error, ErrorKind};

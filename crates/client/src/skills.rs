@@ -17,14 +17,19 @@ use sha2::{Digest, Sha256};
 use crate::base::error::Error;
 use crate::base::frontmatter;
 use crate::client::handle::Client;
-use crate::types::{Extra, Meta};
+use crate::types::{Extra, Meta, Resource};
 
 /// The extension's identifier, as servers declare it in
 /// `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
-/// The most pages [`Client::list_all_skills`] follows.
+/// The most pages [`Client::list_all_skills`] and
+/// [`Client::read_whole_directory`] follow.
 const MAX_PAGES: usize = 1_000;
+
+/// The MIME type a [`Client::read_directory`] entry has when it is itself a
+/// directory (read it in turn to descend).
+pub const DIRECTORY_MIME_TYPE: &str = "inode/directory";
 
 /// One listed file of a skill.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,6 +103,29 @@ pub struct GetSkillResult {
     pub extra: Extra,
 }
 
+/// `resources/directory/read` result: one page of a directory's direct
+/// children.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct ReadDirectoryResult {
+    /// The children of this page: files, and directories (their MIME type
+    /// is [`DIRECTORY_MIME_TYPE`]).
+    pub resources: Vec<Resource>,
+    /// The next page's cursor.
+    #[serde(
+        rename = "nextCursor",
+        default,
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub next_cursor: Option<String>,
+    /// Metadata.
+    #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Meta>,
+    /// Members this version does not know.
+    #[serde(flatten)]
+    pub extra: Extra,
+}
+
 /// A skill whose files were all read and verified.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -153,6 +181,53 @@ impl Client {
             .request("skills/get", Some(&json!({ "uri": uri })))
             .await?;
         Ok(result.skill)
+    }
+
+    /// True when the server declares that it answers
+    /// `resources/directory/read` (`directoryRead: true` in its skills
+    /// extension settings). A server that does not answers the method with
+    /// an error.
+    pub fn reads_skill_directories(&self) -> bool {
+        self.server_capabilities().is_some_and(|caps| {
+            caps.extra
+                .get("extensions")
+                .and_then(|e| e.get(SKILLS_EXTENSION))
+                .and_then(|s| s.get("directoryRead"))
+                == Some(&Value::Bool(true))
+        })
+    }
+
+    /// One page of `resources/directory/read`: the direct children of the
+    /// directory `uri` (a directory inside a skill, without a trailing
+    /// slash).
+    pub async fn read_directory(
+        &self,
+        uri: &str,
+        cursor: Option<String>,
+    ) -> Result<ReadDirectoryResult, Error> {
+        let params = match cursor {
+            Some(c) => json!({ "uri": uri, "cursor": c }),
+            None => json!({ "uri": uri }),
+        };
+        self.request("resources/directory/read", Some(&params))
+            .await
+    }
+
+    /// Every direct child of the directory `uri`, following cursors.
+    pub async fn read_whole_directory(&self, uri: &str) -> Result<Vec<Resource>, Error> {
+        let mut all = Vec::new();
+        let mut cursor = None;
+        for _ in 0..MAX_PAGES {
+            let page = self.read_directory(uri, cursor).await?;
+            all.extend(page.resources);
+            match page.next_cursor {
+                Some(c) if !c.is_empty() => cursor = Some(c),
+                _ => return Ok(all),
+            }
+        }
+        Err(Error::protocol(format!(
+            "resources/directory/read of {uri} returned more than {MAX_PAGES} pages"
+        )))
     }
 
     /// Reads the skill of `entry`, verifying every file as it arrives (see

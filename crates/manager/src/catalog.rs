@@ -126,16 +126,24 @@ impl Held {
     }
 }
 
+/// A tool the catalogue leaves out.
+#[derive(Debug)]
+struct LeftOut {
+    server: String,
+    tool: String,
+    reason: ItemSkip,
+}
+
 /// The catalogue: an immutable snapshot.
 #[derive(Debug, Default)]
 pub(crate) struct Catalog {
     tools: Vec<RoutedTool>,
     tool_routes: HashMap<String, Route>,
     tool_collisions: HashMap<String, Vec<String>>,
-    /// Public names of tools the filters leave out: server and own name.
-    filtered: HashMap<String, (String, String)>,
-    /// Public names of tools the pins hold back: server and own name.
-    unapproved: HashMap<String, (String, String)>,
+    /// Public names of the tools left out (filtered, held back by pins,
+    /// or for a view alone), with their server, own name and why, so a
+    /// call of one says why it goes nowhere.
+    left_out: HashMap<String, LeftOut>,
     /// Public names of tools offered although their definitions changed
     /// since approval (a warning policy).
     changed: HashSet<String>,
@@ -197,16 +205,25 @@ impl Catalog {
             let server = part.spec.name.as_str();
             for tool in &part.lists.tools {
                 let public = rules.public(server, &tool.name);
-                if !part.spec.allows_tool(&tool.name) {
-                    cat.skip(server, ItemKind::Tool, &tool.name, ItemSkip::Filtered);
-                    cat.filtered
-                        .insert(public, (server.to_owned(), tool.name.clone()));
-                    continue;
-                }
-                if let Some(reason) = part.held.and_then(|h| h.reason(ItemKind::Tool, &tool.name)) {
-                    cat.skip(server, ItemKind::Tool, &tool.name, reason);
-                    cat.unapproved
-                        .insert(public, (server.to_owned(), tool.name.clone()));
+                let reason = if !part.spec.allows_tool(&tool.name) {
+                    Some(ItemSkip::Filtered)
+                } else if !tool.visible_to_model() {
+                    Some(ItemSkip::AppOnly)
+                } else {
+                    part.held.and_then(|h| h.reason(ItemKind::Tool, &tool.name))
+                };
+                if let Some(reason) = reason {
+                    cat.skip(server, ItemKind::Tool, &tool.name, reason.clone());
+                    let tool = tool.name.clone();
+                    let server = server.to_owned();
+                    cat.left_out.insert(
+                        public,
+                        LeftOut {
+                            server,
+                            tool,
+                            reason,
+                        },
+                    );
                     continue;
                 }
                 if part.held.is_some_and(|h| h.changed.contains(&tool.name)) {
@@ -405,16 +422,17 @@ impl Catalog {
                 servers: servers.clone(),
             });
         }
-        if let Some((server, tool)) = self.filtered.get(name) {
-            return Err(Error::Filtered {
-                server: server.clone(),
-                tool: tool.clone(),
-            });
-        }
-        if let Some((server, tool)) = self.unapproved.get(name) {
-            return Err(Error::Unapproved {
-                server: server.clone(),
-                tool: tool.clone(),
+        if let Some(LeftOut {
+            server,
+            tool,
+            reason,
+        }) = self.left_out.get(name)
+        {
+            let (server, tool) = (server.clone(), tool.clone());
+            return Err(match reason {
+                ItemSkip::Filtered => Error::Filtered { server, tool },
+                ItemSkip::AppOnly => Error::AppOnly { server, tool },
+                _ => Error::Unapproved { server, tool },
             });
         }
         Err(Error::UnknownTool {

@@ -80,6 +80,18 @@ pub enum Error {
         /// The tool's own name.
         tool: String,
     },
+    /// The tool is meant for its server's MCP Apps view alone, not for a
+    /// model (see [`ItemSkip::AppOnly`](crate::ItemSkip::AppOnly)): it is
+    /// not listed, and the manager does not call it. Nothing was sent.
+    #[error(
+        "tool {tool:?} of server {server:?} is for the server's own app view, not for a model; call it through that server's client"
+    )]
+    AppOnly {
+        /// The server.
+        server: String,
+        /// The tool's own name.
+        tool: String,
+    },
     /// Several servers claim this public name and the collision policy is
     /// [`Collisions::Error`](crate::Collisions::Error). Nothing was sent.
     #[error(
@@ -229,6 +241,7 @@ impl Error {
         match self {
             Error::Filtered { server, .. }
             | Error::Unapproved { server, .. }
+            | Error::AppOnly { server, .. }
             | Error::NotConnected { server }
             | Error::ServerFailed { server, .. }
             | Error::StartupTimeout { server, .. }

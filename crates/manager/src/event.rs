@@ -98,4 +98,9 @@ pub enum ItemSkip {
     /// A definition of its server changed since it was approved, and the
     /// server's [`PinPolicy`](crate::PinPolicy) quarantines the server.
     Quarantined,
+    /// A tool of the MCP Apps extension meant for its server's view alone
+    /// (its `_meta.ui.visibility` leaves out the model): a model must not
+    /// see or call it. A host calls it for the view through the server's
+    /// own client ([`Manager::client`](crate::Manager::client)).
+    AppOnly,
 }

@@ -281,3 +281,63 @@ async fn list_changed_is_debounced_and_refreshes_only_that_server() {
     assert_eq!(seen(&mut b_seen), ["tools/list"], "b was not listed again");
     manager.close().await;
 }
+
+#[tokio::test]
+async fn a_tool_for_its_app_view_alone_stays_out_of_the_models_catalogue() {
+    let (c, mut peers) = memory();
+    let manager = Manager::builder()
+        .server(ServerSpec::with_connector("w", c))
+        .build()
+        .unwrap();
+    let mut events = manager.events();
+    let connect = tokio::spawn({
+        let m = manager.clone();
+        async move { m.connect_all().await }
+    });
+    let view = "ui://w/dashboard";
+    let listing = json!({"tools": [
+        {"name": "forecast", "inputSchema": {"type": "object"},
+         "_meta": {"ui": {"resourceUri": view, "visibility": ["model", "app"]}}},
+        {"name": "refresh", "inputSchema": {"type": "object"},
+         "_meta": {"ui": {"resourceUri": view, "visibility": ["app"]}}},
+        {"name": "plain", "inputSchema": {"type": "object"}}
+    ]});
+    let mut w_seen = serve_listing(peers.next().await, "w", listing);
+    within(connect).await.unwrap().unwrap();
+    assert_eq!(names(&manager), ["w__forecast", "w__plain"]);
+
+    let err = manager
+        .call_tool("w__refresh", &json!({}))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::AppOnly { ref server, ref tool } if server == "w" && tool == "refresh"),
+        "{err:?}"
+    );
+    assert_eq!(err.server(), Some("w"));
+    let skipped: Vec<String> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::Skipped {
+                name,
+                reason: ItemSkip::AppOnly,
+                ..
+            } => Some(name),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, ["refresh"]);
+
+    // The host calls it for the view through the server's own client.
+    let client = manager.client("w").unwrap();
+    let r = within(client.call_tool("refresh", &json!({})))
+        .await
+        .unwrap();
+    assert_eq!(r.text(), "w:refresh");
+    assert_eq!(
+        seen(&mut w_seen),
+        ["tools/list", "tools/call refresh"],
+        "the manager sent nothing for the refused call"
+    );
+    manager.close().await;
+}

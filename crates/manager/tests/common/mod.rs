@@ -105,14 +105,18 @@ pub fn text(text: &str) -> Value {
 /// Serves `server` until the client closes: the handshake, `tools/list`
 /// with `tools`, and every `tools/call` answered `"{label}:{tool}"`. Every
 /// request's method (with the tool's name for calls) goes to the receiver.
-pub fn serve(
+pub fn serve(server: FakeServer, label: &str, tools: &[&str]) -> mpsc::UnboundedReceiver<String> {
+    serve_listing(server, label, tool_list(tools))
+}
+
+/// [`serve`], answering `tools/list` with `list` as it is.
+pub fn serve_listing(
     mut server: FakeServer,
     label: &str,
-    tools: &[&str],
+    list: Value,
 ) -> mpsc::UnboundedReceiver<String> {
     let (tx, rx) = mpsc::unbounded_channel();
     let label = label.to_owned();
-    let list = tool_list(tools);
     tokio::spawn(async move {
         server.handshake_with(tools_only()).await;
         while let Some(message) = server.recv().await {
