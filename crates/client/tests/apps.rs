@@ -99,6 +99,24 @@ async fn a_directory_is_read_page_by_page_and_its_subdirectories_are_marked() {
 }
 
 #[tokio::test]
+async fn an_empty_cursor_ends_the_directory() {
+    let (client, mut server) = skills_server(json!({"directoryRead": true})).await;
+    let read = tokio::spawn({
+        let client = client.clone();
+        async move { client.read_whole_directory("skill://pdf").await }
+    });
+    let req = server.expect_request("resources/directory/read").await;
+    server
+        .respond(
+            &req.id,
+            json!({"resources": [{"uri": "skill://pdf/SKILL.md", "name": "pdf"}], "nextCursor": ""}),
+        )
+        .await;
+    assert_eq!(within(read).await.unwrap().unwrap().len(), 1);
+    client.close().await;
+}
+
+#[tokio::test]
 async fn a_server_that_does_not_declare_directory_reads_is_told_apart() {
     for settings in [
         json!({}),
