@@ -12,6 +12,7 @@ use std::collections::HashSet;
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcpwire::Tool;
 use mcpwire::client::types::Prompt;
@@ -113,6 +114,8 @@ pub(crate) struct PinCheck {
     policy: PinPolicy,
     /// Findings as JSON lines (`--format json` or `ndjson`).
     json: bool,
+    /// Whether a note said how to approve (a failure then need not).
+    hinted: AtomicBool,
     state: Mutex<State>,
 }
 
@@ -138,6 +141,7 @@ impl PinCheck {
             server,
             policy,
             json,
+            hinted: AtomicBool::new(false),
             state: Mutex::new(State {
                 pins,
                 reported: HashSet::new(),
@@ -187,6 +191,7 @@ impl PinCheck {
         } else {
             for line in notes(&self.server, self.policy, &self.path, &new) {
                 let prefix = if line.starts_with(' ') {
+                    self.hinted.store(true, Ordering::Relaxed);
                     ""
                 } else {
                     "mcpwire: "
@@ -199,7 +204,9 @@ impl PinCheck {
 
     /// The failure of a command that needs the held-back item `name`.
     pub(crate) fn refused(&self, kind: ItemKind, name: &str) -> Failure {
-        unapproved(&self.server, kind, name, self.policy)
+        // The listing's notes just said how to approve: not again.
+        let hinted = self.hinted.load(Ordering::Relaxed);
+        unapproved(&self.server, kind, name, self.policy, hinted)
     }
 }
 
@@ -231,9 +238,15 @@ pub(crate) fn kind_word(kind: ItemKind) -> &'static str {
     }
 }
 
-fn unapproved(server: &str, kind: ItemKind, name: &str, policy: PinPolicy) -> Failure {
+fn unapproved(
+    server: &str,
+    kind: ItemKind,
+    name: &str,
+    policy: PinPolicy,
+    hinted: bool,
+) -> Failure {
     let why = if policy == PinPolicy::Quarantine {
-        format!("server {server} is quarantined: a definition changed since it was approved")
+        "the server is quarantined: a definition changed since it was approved".to_owned()
     } else {
         format!(
             "the definition of {} {name:?} changed since it was approved",
@@ -246,10 +259,14 @@ fn unapproved(server: &str, kind: ItemKind, name: &str, policy: PinPolicy) -> Fa
     )
     .plainly(
         why,
-        format!(
-            "see what changed and approve it with {} (or `--pin-policy warn` to use it anyway)",
-            approve_command(server)
-        ),
+        if hinted {
+            "`--pin-policy warn` uses it anyway".to_owned()
+        } else {
+            format!(
+                "see what changed and approve it with {} (or `--pin-policy warn` to use it anyway)",
+                approve_command(server)
+            )
+        },
     )
 }
 

@@ -383,7 +383,7 @@ fn approve(
     let approved = if yes {
         true
     } else if tty::person_present() {
-        ask(&text, server)
+        ask(&text)
     } else {
         shown.text = text;
         shown.failure = Some(Failure::usage(
@@ -421,12 +421,9 @@ fn count(n: usize, word: &str) -> String {
 }
 
 /// Shows the changes on stderr and asks; true for yes.
-fn ask(changes: &str, server: &str) -> bool {
+fn ask(changes: &str) -> bool {
     let mut err = std::io::stderr().lock();
-    let _ = write!(
-        err,
-        "{changes}Approve these definitions of {server}? [y/N] "
-    );
+    let _ = write!(err, "{changes}Approve these definitions? [y/N] ");
     let _ = err.flush();
     let mut answer = String::new();
     if std::io::stdin().lock().read_line(&mut answer).is_err() {
