@@ -129,7 +129,13 @@ pub(crate) struct Global {
     /// approved gets: warn (shown, and said on stderr), block (left out;
     /// calling it is exit 6) or quarantine (every tool and prompt of the
     /// server left out).
-    #[arg(long = "pin-policy", global = true, value_enum, default_value_t = PolicyChoice::Block)]
+    #[arg(
+        long = "pin-policy",
+        global = true,
+        value_enum,
+        value_name = "POLICY",
+        default_value_t = PolicyChoice::Block
+    )]
     pub(crate) pin_policy: PolicyChoice,
 }
 
