@@ -5,7 +5,6 @@
 //! `servers` shows it). The same server reached the same way always has
 //! the same name, and the pin file never holds a secret.
 
-use std::io::{BufRead as _, Write as _};
 use std::path::Path;
 
 use mcpwire::client::types::Prompt;
@@ -383,7 +382,7 @@ fn approve(
     let approved = if yes {
         true
     } else if tty::person_present() {
-        ask(&text)
+        tty::confirm(&format!("{text}Approve these definitions?"))
     } else {
         shown.text = text;
         shown.failure = Some(Failure::usage(
@@ -418,18 +417,6 @@ fn count(n: usize, word: &str) -> String {
     } else {
         format!("{n} {word}s")
     }
-}
-
-/// Shows the changes on stderr and asks; true for yes.
-fn ask(changes: &str) -> bool {
-    let mut err = std::io::stderr().lock();
-    let _ = write!(err, "{changes}Approve these definitions? [y/N] ");
-    let _ = err.flush();
-    let mut answer = String::new();
-    if std::io::stdin().lock().read_line(&mut answer).is_err() {
-        return false;
-    }
-    matches!(answer.trim(), "y" | "Y" | "yes" | "Yes")
 }
 
 #[cfg(test)]
