@@ -21,13 +21,15 @@ def answer(msg, path):
     if method == "initialize":
         result = {
             "protocolVersion": msg["params"]["protocolVersion"],
-            "capabilities": {"tools": {}, "prompts": {}},
+            "capabilities": {"tools": {}, "prompts": {}, "resources": {}},
             "serverInfo": {"name": "pinned-py", "version": "1"},
         }
     elif method == "tools/list":
         result = {"tools": listing(path).get("tools", [])}
     elif method == "prompts/list":
         result = {"prompts": listing(path).get("prompts", [])}
+    elif method == "resources/list":
+        result = {"resources": [{"uri": "pinned://readme", "name": "readme"}]}
     elif method == "prompts/get":
         name = msg["params"]["name"]
         result = {"messages": [{"role": "user", "content": {"type": "text", "text": f"prompt {name}"}}]}
