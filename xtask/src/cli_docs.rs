@@ -171,6 +171,46 @@ const SECTIONS: &[Section] = &[
         ],
     },
     Section {
+        title: "Pinned tool definitions: `--pins FILE` and `pins`",
+        text: "Trust on first use, as SSH's known hosts: with `--pins FILE` (or `$MCPWIRE_PINS`) \
+               every listing of tools and prompts is held against the file. A tool or prompt seen \
+               for the first time is pinned (a SHA-256 digest of its title, description, schemas \
+               and annotations; a prompt's title, description and arguments) and the file saved. \
+               One whose definition changed since it was approved is dealt with by \
+               `--pin-policy`: `block` (the default) leaves it out of listings and a `call` or \
+               `prompt` of it is exit 6; `warn` shows it and says so on stderr; `quarantine` \
+               leaves out every tool and prompt of the server (and its resources are refused). \
+               A renamed tool (a pinned name gone, a new one with its exact definition) is \
+               reported and pinned under its new name; hidden characters and tags that speak to \
+               the model (`<IMPORTANT>`, `<system>`...) in a description are reported, not \
+               blocked. With `--format json` each finding is one JSON line on stderr. Without a \
+               pin file nothing is checked: there is no default file, so pinning, and blocking, \
+               is something a user turns on. In the file a configured server is named by its \
+               name, a URL without its user information, query and fragment, and a command \
+               line by its words with credential arguments redacted. `pins list [SERVER]` shows \
+               what is pinned; `pins approve` (the server as `-s` takes it, or `-- CMD`) shows \
+               what would change and, at a terminal, asks (elsewhere it needs `--yes`); \
+               `pins forget SERVER [TOOL]` drops pins so the next listing pins afresh. Below, \
+               the pin file is edited with `sed` to stand for a server that changed or renamed a \
+               tool after it was approved.",
+        commands: &[
+            "mcpwire --pins pins.json tools -- mcpwire-demo-server",
+            "mcpwire --pins pins.json pins list",
+            "mcpwire --pins pins.json pins list mcpwire-demo-server",
+            "sed -i 's/\"echo\": \"sha256:[0-9a-f]*\"/\"echo\": \"sha256:0123\"/' pins.json",
+            "mcpwire --pins pins.json tools -- mcpwire-demo-server",
+            "mcpwire --pins pins.json call echo message=hi -- mcpwire-demo-server",
+            "mcpwire --pins pins.json --pin-policy warn call echo message=hi -- mcpwire-demo-server",
+            "mcpwire --pins pins.json --json call echo message=hi -- mcpwire-demo-server",
+            "mcpwire --pins pins.json pins approve -- mcpwire-demo-server",
+            "mcpwire --pins pins.json pins approve --yes -- mcpwire-demo-server",
+            "sed -i 's/\"add\":/\"sum\":/' pins.json",
+            "mcpwire --pins pins.json tools -- mcpwire-demo-server",
+            "mcpwire --pins pins.json pins forget mcpwire-demo-server echo",
+            "mcpwire --pins pins.json pins forget mcpwire-demo-server",
+        ],
+    },
+    Section {
         title: "login and logout",
         text: "`login URL|NAME` runs the OAuth browser flow and keeps the tokens in a file \
                store (`--token-dir`, `$MCPWIRE_TOKEN_DIR`, or `~/.config/mcpwire/tokens`) \
@@ -252,7 +292,8 @@ pub(crate) fn cli_docs(root: &Path, _args: &[String]) -> Result<(), String> {
          bundled demo server (`crates/demo-server`) and copied what it printed (stdout, then \
          stderr) and its exit code when not 0. Exit codes: 0 ok, 1 usage or internal error, \
          3 authorization required or failed, 4 unreachable or transport failure, 5 tool error \
-         (`isError` or an unknown tool), 130 interrupted (Ctrl-C cancels the request).\n\n\
+         (`isError` or an unknown tool), 6 blocked by the pins (see `--pins`), 130 \
+         interrupted (Ctrl-C cancels the request).\n\n\
          On a terminal, long calls show a progress bar fed by the server's progress \
          notifications (with its message), and a spinner until the first one; not when \
          stdout is not a terminal, nor with `--no-color` or `NO_COLOR`.\n\n",

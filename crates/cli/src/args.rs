@@ -19,6 +19,7 @@ Examples:
 
 Exit codes: 0 ok, 1 usage or internal error, 3 authorization required or failed,
 4 unreachable or transport failure, 5 tool error (isError or an unknown tool),
+6 blocked by --pins (the definition changed since it was approved),
 130 interrupted (Ctrl-C; the request is cancelled).";
 
 /// mcpwire: poke, script and debug any MCP server from a terminal.
@@ -118,6 +119,35 @@ pub(crate) struct Global {
     /// whenever that variable is set.
     #[arg(long = "otel", global = true)]
     pub(crate) otel: bool,
+    /// Check every listing of tools and prompts against the pinned
+    /// definitions in FILE [default: $MCPWIRE_PINS]: new ones are pinned
+    /// on first use, a changed one is dealt with by --pin-policy (see
+    /// `mcpwire pins`).
+    #[arg(long = "pins", global = true, value_name = "FILE")]
+    pub(crate) pins: Option<PathBuf>,
+    /// What a tool or prompt whose definition changed since it was
+    /// approved gets: warn (shown, and said on stderr), block (left out;
+    /// calling it is exit 6) or quarantine (every tool and prompt of the
+    /// server left out).
+    #[arg(
+        long = "pin-policy",
+        global = true,
+        value_enum,
+        value_name = "POLICY",
+        default_value_t = PolicyChoice::Block
+    )]
+    pub(crate) pin_policy: PolicyChoice,
+}
+
+/// `--pin-policy`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum PolicyChoice {
+    /// Shown, and reported on stderr.
+    Warn,
+    /// Left out; the server's other tools and prompts stay.
+    Block,
+    /// Every tool and prompt of the server left out.
+    Quarantine,
 }
 
 impl Global {
@@ -282,6 +312,43 @@ pub(crate) enum Command {
     Logout {
         /// The server's URL or its name in the --config files (or -s).
         target: Option<String>,
+    },
+    /// The pinned tool and prompt definitions of --pins FILE: list them,
+    /// approve a server's as it lists them now, or forget them.
+    #[command(subcommand)]
+    Pins(PinsCommand),
+}
+
+/// `mcpwire pins ...`.
+#[derive(Debug, Clone, Subcommand)]
+pub(crate) enum PinsCommand {
+    /// The pinned servers, or one server's pinned tools and prompts.
+    #[command(after_help = "Example:\n  mcpwire --pins pins.json pins list github")]
+    List {
+        /// A server as the pin file names it.
+        server: Option<String>,
+    },
+    /// Pins what the server lists now, after showing what changes.
+    #[command(
+        after_help = "Examples:\n  mcpwire --pins pins.json --config mcp.json pins approve github\n  \
+        mcpwire --pins pins.json pins approve --yes -- ./my-server"
+    )]
+    Approve {
+        /// The server: a NAME from the --config files or a URL (or -s, or
+        /// -- CMD ARGS...).
+        server: Option<String>,
+        /// Approve without asking (needed when no person is at a terminal).
+        #[arg(short = 'y', long)]
+        yes: bool,
+    },
+    /// Forgets a server's pins, or one tool's or prompt's: its next
+    /// listing is pinned afresh.
+    #[command(after_help = "Example:\n  mcpwire --pins pins.json pins forget github create_issue")]
+    Forget {
+        /// A server as the pin file names it.
+        server: String,
+        /// A tool (or prompt) of it.
+        name: Option<String>,
     },
 }
 

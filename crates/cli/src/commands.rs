@@ -4,13 +4,15 @@
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use mcpwire::client::types::{CompletionReference, LoggingLevel};
+use mcpwire::client::types::{CompletionReference, LoggingLevel, Prompt};
 use mcpwire::client::{CancellationToken, LevelApplied};
+use mcpwire::manager::ItemKind;
 use mcpwire::{Client, Era};
 use serde_json::{Map, Value, json};
 
 use crate::args::Command;
 use crate::failure::{Exit, Failure};
+use crate::pins::{Held, PinCheck};
 use crate::progress::Display;
 use crate::{render, typed_args};
 
@@ -61,6 +63,8 @@ pub(crate) struct Run<'a> {
     pub(crate) fancy: bool,
     /// Whether argument names are checked against the schema.
     pub(crate) names: typed_args::Names,
+    /// `--pins`: the listings are held against the pin file.
+    pub(crate) pins: Option<&'a PinCheck>,
 }
 
 fn to_value<T: serde::Serialize>(v: &T) -> Value {
@@ -73,12 +77,7 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
     match command {
         Command::Info => Ok(info(c)),
         Command::Tools { schema } => {
-            let tools = c
-                .list_all_tools()
-                .cancel_token(r.cancel.clone())
-                .timeout(r.timeout)
-                .await
-                .map_err(|e| Failure::client("listing tools failed", e))?;
+            let (tools, _) = listed_tools(r).await?;
             let text = render::tools(&tools, *schema, render::width());
             Ok(Shown::list(
                 json!({ "tools": to_value(&tools) }),
@@ -102,6 +101,14 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
                 render::Structured::WhenItAdds
             };
             call(r, tool, args, json_args.as_deref(), structured).await
+        }
+        Command::Resources | Command::Templates | Command::Read { .. }
+            if quarantined(r).await? =>
+        {
+            Err(Failure::new(
+                Exit::Unapproved,
+                "the server is quarantined by --pins: a definition changed since it was approved",
+            ))
         }
         Command::Resources => {
             let list = c
@@ -142,12 +149,7 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
             Ok(Shown::one(to_value(&result), text))
         }
         Command::Prompts => {
-            let list = c
-                .list_all_prompts()
-                .cancel_token(r.cancel.clone())
-                .timeout(r.timeout)
-                .await
-                .map_err(|e| Failure::client("listing prompts failed", e))?;
+            let (list, _) = listed_prompts(r).await?;
             let text = render::prompts(&list);
             Ok(Shown::list(
                 json!({ "prompts": to_value(&list) }),
@@ -158,6 +160,11 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
         Command::Prompt { name, args } => {
             let args = typed_args::strings(args)
                 .map_err(|e| Failure::caused(Exit::Usage, "bad prompt arguments", e))?;
+            if let Some(pins) = r.pins
+                && listed_prompts(r).await?.1.holds(ItemKind::Prompt, name)
+            {
+                return Err(pins.refused(ItemKind::Prompt, name));
+            }
             if r.names == typed_args::Names::Checked {
                 let declared = prompt_arguments(r, name).await?;
                 typed_args::check_prompt(&args, &declared).map_err(|e| {
@@ -262,9 +269,11 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
             };
             Ok(Shown::one(json!({}), text))
         }
-        Command::Shell | Command::Servers | Command::Login { .. } | Command::Logout { .. } => {
-            Err(Failure::usage("this command does not run here"))
-        }
+        Command::Shell
+        | Command::Servers
+        | Command::Login { .. }
+        | Command::Logout { .. }
+        | Command::Pins(_) => Err(Failure::usage("this command does not run here")),
     }
 }
 
@@ -356,7 +365,9 @@ fn info_text(init: &Value) -> String {
     text
 }
 
-async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
+/// The server's tools, held against `--pins` if given: what it holds back
+/// is left out (and returned).
+async fn listed_tools(r: &Run<'_>) -> Result<(Vec<mcpwire::Tool>, Held), Failure> {
     let tools = r
         .client
         .list_all_tools()
@@ -364,6 +375,80 @@ async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
         .timeout(r.timeout)
         .await
         .map_err(|e| Failure::client("listing tools failed", e))?;
+    let Some(pins) = r.pins else {
+        return Ok((tools, Held::default()));
+    };
+    let offers_prompts = r
+        .client
+        .server_capabilities()
+        .is_some_and(|c| c.prompts.is_some());
+    let prompts = if offers_prompts {
+        list_prompts(r).await?
+    } else {
+        Vec::new()
+    };
+    let held = pins.hold(&tools, &prompts)?;
+    let tools = tools
+        .into_iter()
+        .filter(|t| !held.holds(ItemKind::Tool, &t.name))
+        .collect();
+    Ok((tools, held))
+}
+
+/// The server's prompts, held against `--pins` if given: what it holds
+/// back is left out (and returned).
+async fn listed_prompts(r: &Run<'_>) -> Result<(Vec<Prompt>, Held), Failure> {
+    let prompts = list_prompts(r).await?;
+    let Some(pins) = r.pins else {
+        return Ok((prompts, Held::default()));
+    };
+    let offers_tools = r
+        .client
+        .server_capabilities()
+        .is_some_and(|c| c.tools.is_some());
+    let tools = if offers_tools {
+        r.client
+            .list_all_tools()
+            .cancel_token(r.cancel.clone())
+            .timeout(r.timeout)
+            .await
+            .map_err(|e| Failure::client("listing tools failed", e))?
+    } else {
+        Vec::new()
+    };
+    let held = pins.hold(&tools, &prompts)?;
+    let prompts = prompts
+        .into_iter()
+        .filter(|p| !held.holds(ItemKind::Prompt, &p.name))
+        .collect();
+    Ok((prompts, held))
+}
+
+async fn list_prompts(r: &Run<'_>) -> Result<Vec<Prompt>, Failure> {
+    r.client
+        .list_all_prompts()
+        .cancel_token(r.cancel.clone())
+        .timeout(r.timeout)
+        .await
+        .map_err(|e| Failure::client("listing prompts failed", e))
+}
+
+/// With `--pins`, whether the server is quarantined (every listing is
+/// held against the pins first).
+async fn quarantined(r: &Run<'_>) -> Result<bool, Failure> {
+    match r.pins {
+        Some(_) => Ok(listed_tools(r).await?.1.quarantined()),
+        None => Ok(false),
+    }
+}
+
+async fn find_tool(r: &Run<'_>, name: &str) -> Result<mcpwire::Tool, Failure> {
+    let (tools, held) = listed_tools(r).await?;
+    if let Some(pins) = r.pins
+        && held.holds(ItemKind::Tool, name)
+    {
+        return Err(pins.refused(ItemKind::Tool, name));
+    }
     let names: Vec<String> = tools.iter().map(|t| t.name.clone()).collect();
     tools.into_iter().find(|t| t.name == name).ok_or_else(|| {
         Failure::new(
@@ -395,13 +480,7 @@ fn json_args(raw: &str) -> Result<Map<String, Value>, Failure> {
 /// The arguments prompt `name` declares (name, required), from the
 /// listing; none if the server does not list it (the server judges).
 async fn prompt_arguments(r: &Run<'_>, name: &str) -> Result<Vec<(String, bool)>, Failure> {
-    let prompts = r
-        .client
-        .list_all_prompts()
-        .cancel_token(r.cancel.clone())
-        .timeout(r.timeout)
-        .await
-        .map_err(|e| Failure::client("listing prompts failed", e))?;
+    let prompts = list_prompts(r).await?;
     Ok(prompts
         .into_iter()
         .find(|p| p.name == name)

@@ -1,6 +1,6 @@
 //! Why a command failed, and the exit code that says so: 1 usage or
 //! internal error, 3 authorization, 4 unreachable or transport failure,
-//! 5 tool error, 130 interrupted.
+//! 5 tool error, 6 blocked by the pins, 130 interrupted.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -19,6 +19,9 @@ pub(crate) enum Exit {
     Unreachable = 4,
     /// 5: the tool reported an error (`isError`), or there is no such tool.
     Tool = 5,
+    /// 6: the tool or prompt is held back by `--pins`: its definition
+    /// changed since it was approved.
+    Unapproved = 6,
     /// 130: interrupted by Ctrl-C (the request was cancelled).
     Interrupted = 130,
 }
@@ -30,6 +33,7 @@ impl Exit {
             Exit::Auth => "authorization",
             Exit::Unreachable => "unreachable",
             Exit::Tool => "tool",
+            Exit::Unapproved => "unapproved",
             Exit::Interrupted => "interrupted",
         }
     }

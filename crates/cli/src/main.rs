@@ -19,10 +19,12 @@ mod telemetry;
 mod tty;
 mod asked;
 mod typed_args;
+mod pins;
 mod commands;
 mod wire_log;
 mod servers;
 mod target;
+mod pins_command;
 mod login;
 mod shell;
 
@@ -127,8 +129,10 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
         Command::Logout { target } => {
             login::logout(global, server_command, target.as_deref()).await
         }
+        Command::Pins(pins) => pins_command::run(global, server_command, pins).await,
         command => {
             let chosen = target::select(global, server_command, None)?;
+            let pins = pins_command::check(global, &chosen)?;
             let cancel = CancellationToken::new();
             let connecting = target::connect(global, &chosen);
             let client = if let Command::Shell = command {
@@ -155,6 +159,7 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
                 } else {
                     typed_args::Names::Checked
                 },
+                pins: pins.as_ref(),
             };
             let stop_logs = CancellationToken::new();
             let logs = (global.format() == Format::Text && !matches!(command, Command::Shell))

@@ -92,7 +92,7 @@ fn entry_json(entry: &ServerEntry, original: &ServerEntry) -> Value {
 }
 
 /// Hides arguments that carry a credential (`--token=x`, `--api-key x`).
-fn redact_args(target: &str) -> String {
+pub(crate) fn redact_args(target: &str) -> String {
     let mut out = Vec::new();
     let mut hide_next = false;
     for word in target.split(' ') {

@@ -266,6 +266,22 @@ impl Pins {
     pub fn forget(&mut self, server: &str) -> bool {
         self.servers.remove(server).is_some()
     }
+
+    /// Forgets one pinned item of `server`: the tool or prompt `name` of
+    /// `kind`. Its next listing pins it afresh (trust on first use), so a
+    /// person can accept one changed definition without approving all of
+    /// the server's. False if it was not pinned.
+    pub fn forget_item(&mut self, server: &str, kind: ItemKind, name: &str) -> bool {
+        let Some(pins) = self.servers.get_mut(server) else {
+            return false;
+        };
+        let table = match kind {
+            ItemKind::Tool => &mut pins.tools,
+            ItemKind::Prompt => &mut pins.prompts,
+            _ => return false,
+        };
+        table.remove(name).is_some()
+    }
 }
 
 /// Reviews one kind of item: `seen` is (name, digest, description).
@@ -602,6 +618,14 @@ mod tests {
         assert_eq!(names("b", ItemKind::Tool), ["echo"]);
         assert_eq!(names("b", ItemKind::Resource), Vec::<String>::new());
         assert_eq!(names("zzz", ItemKind::Tool), Vec::<String>::new());
+        // One item forgotten: the other kind and the other server keep theirs.
+        assert!(!pins.forget_item("a", ItemKind::Tool, "p"));
+        assert!(!pins.forget_item("a", ItemKind::Resource, "p"));
+        assert!(!pins.forget_item("zzz", ItemKind::Prompt, "p"));
+        assert!(pins.forget_item("a", ItemKind::Prompt, "p"));
+        assert!(pins.pinned("a", ItemKind::Prompt).is_empty());
+        assert!(!pins.forget_item("a", ItemKind::Prompt, "p"));
+        assert_eq!(pins.pinned("b", ItemKind::Tool).len(), 1);
         // Forgotten, a server's next listing is trusted again.
         assert!(pins.forget("b"));
         let review = pins.review("b", &[echo("Something else.")], &[]);

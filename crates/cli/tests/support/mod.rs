@@ -135,3 +135,58 @@ pub(crate) fn stdout(output: &std::process::Output) -> String {
 pub(crate) fn stderr(output: &std::process::Output) -> String {
     String::from_utf8_lossy(&output.stderr).into_owned()
 }
+
+/// A local server (`tests/servers/pinned_server.py`) whose tools and
+/// prompts are those of a JSON file the test rewrites between runs, with a
+/// pin file beside it; both removed on drop.
+pub(crate) struct PinnedServer {
+    dir: tempfile::TempDir,
+}
+
+impl PinnedServer {
+    /// A server listing `listing` (`{"tools": [...], "prompts": [...]}`).
+    pub(crate) fn new(listing: &serde_json::Value) -> Self {
+        let server = Self {
+            dir: tempfile::tempdir().expect("a temp dir"),
+        };
+        server.lists(listing);
+        server
+    }
+
+    /// From now on the server lists `listing`.
+    pub(crate) fn lists(&self, listing: &serde_json::Value) {
+        std::fs::write(self.listing(), listing.to_string()).expect("the listing is written");
+    }
+
+    fn listing(&self) -> PathBuf {
+        self.dir.path().join("listing.json")
+    }
+
+    /// The pin file.
+    pub(crate) fn pins(&self) -> PathBuf {
+        self.dir.path().join("pins.json")
+    }
+
+    /// The pin file's path as a string, for `--pins`.
+    pub(crate) fn pins_str(&self) -> String {
+        self.pins().to_str().expect("a UTF-8 path").to_owned()
+    }
+
+    /// The server's command line, for `-- CMD`.
+    pub(crate) fn command(&self) -> Vec<String> {
+        vec![
+            "python3".to_owned(),
+            concat!(
+                env!("CARGO_MANIFEST_DIR"),
+                "/tests/servers/pinned_server.py"
+            )
+            .to_owned(),
+            self.listing().to_str().expect("a UTF-8 path").to_owned(),
+        ]
+    }
+
+    /// The name its pins have in the pin file: its command line.
+    pub(crate) fn key(&self) -> String {
+        self.command().join(" ")
+    }
+}
