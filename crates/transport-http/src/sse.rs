@@ -5,8 +5,8 @@
 
 use bytes::BytesMut;
 use http_body_util::BodyExt;
-use hyper::body::Incoming;
-use mcpwire_codec::{SseDecoder, SseEvent};
+use hyper::body::{Body as _, Incoming};
+use mcpwire_codec::{SseDecoder, SseEvent, grow_frame_buffer};
 
 use crate::context::Ctx;
 use crate::error::Error;
@@ -23,13 +23,28 @@ pub(crate) struct SseReader {
     eof: bool,
 }
 
+/// An event whose data is this long or longer is not left sharing its
+/// allocation with the read buffer (see `release`).
+const LARGE_EVENT: usize = 64 << 10;
+
 impl SseReader {
     pub(crate) fn new(body: Incoming, max_frame_len: usize) -> Self {
+        // Room for field names and an id around a maximal message.
+        let max_event_len = max_frame_len.saturating_add(64 << 10);
+        // A body that declares its length (a one-event answer to a POST,
+        // usually) gets room for it at once; the buffer grows as the codec's
+        // frame buffers do (see `crate::response::Gather` for why).
+        let declared = body
+            .size_hint()
+            .exact()
+            .and_then(|n| usize::try_from(n).ok())
+            .map_or(0, |n| n.min(max_event_len));
+        let mut buf = BytesMut::new();
+        grow_frame_buffer(&mut buf, declared, max_event_len);
         Self {
             body,
-            // Room for field names and an id around a maximal message.
-            decoder: SseDecoder::with_max_event_len(max_frame_len.saturating_add(64 << 10)),
-            buf: BytesMut::new(),
+            decoder: SseDecoder::with_max_event_len(max_event_len),
+            buf,
             eof: false,
         }
     }
@@ -38,7 +53,10 @@ impl SseReader {
     pub(crate) async fn next(&mut self) -> Option<Result<SseEvent, Error>> {
         loop {
             match self.decoder.decode(&mut self.buf) {
-                Ok(Some(event)) => return Some(Ok(event)),
+                Ok(Some(event)) => {
+                    release(&mut self.buf, &event);
+                    return Some(Ok(event));
+                }
                 Ok(None) => {}
                 // The decoder has dropped the oversized event and goes on.
                 Err(e) => return Some(Err(Error::Sse(e))),
@@ -58,6 +76,8 @@ impl SseReader {
             match self.body.frame().await {
                 Some(Ok(frame)) => {
                     if let Ok(data) = frame.into_data() {
+                        let max = self.decoder.max_event_len();
+                        grow_frame_buffer(&mut self.buf, data.len(), max);
                         self.buf.extend_from_slice(&data);
                     }
                 }
@@ -68,6 +88,18 @@ impl SseReader {
                 None => self.eof = true,
             }
         }
+    }
+}
+
+/// After a large event the read buffer starts afresh (what is left of it,
+/// at most one read, is copied), so the event's data is the only holder of
+/// its allocation: the client then parses a large answer in that allocation
+/// instead of copying it (`Payload::take`), and the memory goes when the
+/// answer does. Left shared, the buffer kept the allocation of the answer
+/// read before for as long as the stream lasted.
+fn release(buf: &mut BytesMut, event: &SseEvent) {
+    if event.data.len() >= LARGE_EVENT {
+        *buf = BytesMut::from(&buf[..]);
     }
 }
 
@@ -125,4 +157,48 @@ pub(crate) async fn open(ctx: &Ctx, last_event_id: Option<&str>) -> Result<SseRe
         resp.into_body(),
         ctx.client.config().max_frame_len,
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A one-event body with `len` bytes of data, decoded from one buffer.
+    fn decoded(len: usize) -> (BytesMut, SseEvent) {
+        let mut buf = BytesMut::from(&b"event: message\ndata: "[..]);
+        buf.extend_from_slice(&vec![b'x'; len]);
+        buf.extend_from_slice(b"\n\n");
+        let event = SseDecoder::new()
+            .decode(&mut buf)
+            .unwrap()
+            .expect("a complete event");
+        (buf, event)
+    }
+
+    #[test]
+    fn a_large_event_is_left_the_only_holder_of_its_allocation() {
+        let (mut buf, event) = decoded(LARGE_EVENT);
+        release(&mut buf, &event);
+        // The client parses it in place only if nothing else holds it.
+        let data = event.data.try_into_mut().expect("unique");
+        assert_eq!(data.len(), LARGE_EVENT);
+        assert!(buf.is_empty());
+    }
+
+    #[test]
+    fn a_small_event_keeps_sharing_the_read_buffer() {
+        let (mut buf, event) = decoded(LARGE_EVENT - 1);
+        let before = buf.as_ptr();
+        release(&mut buf, &event);
+        assert_eq!(buf.as_ptr(), before);
+        assert!(event.data.try_into_mut().is_err());
+    }
+
+    #[test]
+    fn what_follows_a_large_event_is_kept() {
+        let (mut buf, event) = decoded(LARGE_EVENT);
+        buf.extend_from_slice(b"data: next");
+        release(&mut buf, &event);
+        assert_eq!(&buf[..], b"data: next");
+    }
 }

@@ -240,15 +240,18 @@ fn describe(
 }
 
 /// Whether a `tools/call` result says `isError: true` (parsed only when
-/// its bytes name the member).
+/// its bytes name the member). The search is `memmem`'s, not a byte-by-byte
+/// window compare: it runs on every result while metrics are recorded (the
+/// `otel` feature), on the caller's task after the answer is in, and the
+/// windows over 1 MiB answers took 7.5% of the CPU samples of the HTTP W4
+/// 1 MiB echo (perf, client and server together).
 fn is_tool_error(payload: &Payload) -> bool {
     #[derive(serde::Deserialize)]
     struct Flag {
         #[serde(rename = "isError", default)]
         is_error: bool,
     }
-    let bytes = payload.as_bytes();
-    bytes.windows(9).any(|w| w == b"\"isError\"")
+    memchr::memmem::find(payload.as_bytes(), b"\"isError\"").is_some()
         && payload.deserialize::<Flag>().is_ok_and(|f| f.is_error)
 }
 
