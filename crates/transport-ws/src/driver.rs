@@ -25,8 +25,8 @@ use tokio_tungstenite::tungstenite::protocol::frame::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
 use crate::shared::Shared;
-use crate::stream::MaybeTls;
 use crate::{Error, WsConfig};
+use mcpwire_transport::tls::TcpOrTls;
 
 /// The most frames handed to the socket between two flushes: it bounds the
 /// frames a failed flush returns as undelivered, and the write buffer.
@@ -124,7 +124,7 @@ impl Drop for FinishOnDrop {
 
 /// The task's state.
 pub(crate) struct Driver {
-    ws: WebSocketStream<MaybeTls>,
+    ws: WebSocketStream<TcpOrTls>,
     outbound: mpsc::Receiver<Outgoing>,
     shared: Arc<Shared>,
     max_frame_len: usize,
@@ -137,7 +137,7 @@ pub(crate) struct Driver {
 
 impl Driver {
     pub(crate) fn new(
-        ws: WebSocketStream<MaybeTls>,
+        ws: WebSocketStream<TcpOrTls>,
         outbound: mpsc::Receiver<Outgoing>,
         shared: Arc<Shared>,
         config: &WsConfig,

@@ -50,7 +50,6 @@ mod config;
 mod error;
 mod request;
 mod shared;
-mod stream;
 mod driver;
 mod tls;
 mod connect;
