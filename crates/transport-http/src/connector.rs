@@ -51,7 +51,7 @@ impl Connector {
             tcp.enforce_http(false);
             tcp.set_nodelay(true);
             tcp.set_connect_timeout(Some(timeout));
-            tcp.set_keepalive(Some(Duration::from_secs(60)));
+            tcp.set_keepalive(Some(TCP_KEEPALIVE));
             tcp
         };
         Self {
@@ -144,6 +144,11 @@ fn handshake_error(host: String, e: io::Error) -> BoxError {
     };
     Box::new(TlsHandshake { host, source })
 }
+
+/// How long a pooled connection may sit idle before TCP keepalive probes
+/// ask whether the peer is still there: a dead peer (a server that rebooted,
+/// a NAT that forgot us) is then found before a request is lost on it.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 
 /// A connection hyper pools: plain TCP or TLS over TCP, and whether it
 /// goes to a forwarding proxy (hyper then sends absolute URIs).

@@ -41,6 +41,11 @@ pub(crate) struct LegacyStream {
 /// server's GET stream, say), and the wait must not hold up the connection.
 pub(crate) const ENDPOINT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// The most read of a POST's acknowledgement (a legacy server answers on
+/// the event stream; the POST's own body is a short "Accepted"): enough
+/// for any such body, and a bound on a server that sends more.
+const MAX_ACK_LEN: usize = 64 << 10;
+
 impl LegacyStream {
     /// GETs the SSE URL and waits (at most [`ENDPOINT_WAIT`], and within
     /// the request timeout) for the `endpoint` event.
@@ -216,7 +221,7 @@ impl Legacy {
                 // Reading the short acknowledgement lets the connection go
                 // back to the pool.
                 let config = self.ctx.client.config();
-                let _ = read_body(resp.into_body(), 64 << 10, config.request_timeout).await;
+                let _ = read_body(resp.into_body(), MAX_ACK_LEN, config.request_timeout).await;
             }
             Ok(resp) => {
                 let error = status_error(resp).await;

@@ -49,7 +49,7 @@
 mod config;
 mod error;
 mod request;
-mod shared;
+mod inbox;
 mod driver;
 mod tls;
 mod connect;
