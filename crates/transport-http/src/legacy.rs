@@ -12,7 +12,6 @@ use tokio::sync::{mpsc, watch};
 
 use crate::context::Ctx;
 use crate::error::{BoxError, EndpointError, Error};
-use crate::events::SseStep;
 use crate::mode::HttpMode;
 use crate::request::{Build, send_with_retry};
 use crate::response::{read_body, status_error};
@@ -247,13 +246,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// initialize again.
 async fn read_stream(ctx: Arc<Ctx>, mut stream: LegacyStream, announce: Announce) -> CloseReason {
     loop {
-        while let Some(item) = stream.reader.next().await {
-            let event = match ctx.events.sse_item(item).await {
-                SseStep::Event(event) => event,
-                SseStep::Skip => continue,
-                SseStep::End => break,
-            };
-            stream.cursor.observe(&event);
+        while let Some(event) = stream.reader.next_observed(&ctx, &mut stream.cursor).await {
             if announce == Announce::Endpoint && event.event == "endpoint" {
                 match resolve_endpoint(&ctx.url, &event.data) {
                     Ok(endpoint) => {
