@@ -381,6 +381,48 @@ mod tests {
         assert!(tx.is_closed());
     }
 
+    #[tokio::test]
+    async fn a_byte_stream_frame_refused_as_busy_stops_counting_as_queued() {
+        use crate::{IoConfig, IoTransport, Transport as _};
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        // A small pipe and queue, and a peer that does not read yet: the
+        // frames fill both until one is refused.
+        let config = IoConfig::new().outbound_capacity(1).read_buffer_size(1024);
+        let (t, peer) = IoTransport::pair(config);
+        let tx = t.sender();
+        let frame =
+            |i: usize| Bytes::from(format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(200)));
+        let mut accepted = 0;
+        loop {
+            match tx.try_send(frame(accepted)) {
+                Ok(()) => accepted += 1,
+                Err(SendError::Busy(_)) => break,
+                Err(e) => panic!("unexpected {e}"),
+            }
+            assert!(accepted < 100, "the queue never filled");
+            tokio::task::yield_now().await;
+        }
+        let Queue::Lazy(outbound) = &tx.queue else {
+            panic!("a byte stream's sender has the lazy queue");
+        };
+        let mut lines = BufReader::new(peer).lines();
+        for _ in 0..accepted {
+            lines.next_line().await.unwrap().unwrap();
+        }
+        // Every accepted frame is written and the refused one was never
+        // queued: nothing is left counted, so the next lone frame may be
+        // written directly again.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while outbound.shared.queued() != 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} frames still counted as queued",
+                outbound.shared.queued()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
+    }
+
     /// Records the frames shown to it.
     #[derive(Debug, Default)]
     struct Shown(std::sync::Mutex<Vec<Bytes>>);
