@@ -10,7 +10,7 @@ use crate::cache::store::{
     CredentialId, DEFAULT_CACHE_BYTES, DEFAULT_CACHE_ENTRIES, ResponseCache,
 };
 use crate::types::{ClientCapabilities, Extra, Implementation, ListCapability, LoggingLevel};
-use mcpwire_transport::Tap;
+use mcpwire_transport::{Backoff, Jitter, Tap};
 use serde_json::Value;
 
 /// The tasks extension's identifier (`io.modelcontextprotocol/tasks`).
@@ -459,13 +459,15 @@ impl Reconnect {
         self
     }
 
-    /// The delay before attempt `attempt` (1-based).
+    /// The delay before attempt `attempt` (1-based), on the schedule every
+    /// retry of mcpwire shares ([`Backoff`]).
     pub(crate) fn delay(&self, attempt: u32) -> Duration {
-        let exp = attempt.saturating_sub(1).min(20);
-        let base = self.initial_delay.saturating_mul(1u32 << exp);
-        let base = base.min(self.max_delay).as_secs_f64();
-        let spread = base * self.jitter * (fastrand::f64() * 2.0 - 1.0);
-        Duration::from_secs_f64((base + spread).max(0.0))
+        Backoff::new(
+            self.initial_delay,
+            self.max_delay,
+            Jitter::around(self.jitter),
+        )
+        .delay(attempt.saturating_sub(1))
     }
 }
 

@@ -324,6 +324,12 @@ impl SharedWrite {
     }
 
     /// `n` frames counted as queued were written or will never be.
+    /// How many frames are counted as on their way through the queue.
+    #[cfg(test)]
+    pub(crate) fn queued(&self) -> usize {
+        self.lock().queued
+    }
+
     pub(crate) fn unqueue(&self, n: usize) {
         let mut st = self.lock();
         st.queued = st.queued.saturating_sub(n);

@@ -5,38 +5,50 @@ use std::time::Duration;
 use bytes::Bytes;
 use mcpwire_codec::DecodeError;
 
+use crate::Outgoing;
+
 /// Why [`FrameSender`](crate::FrameSender) did not accept a frame. Every
-/// variant hands the frame back, so nothing is lost.
+/// variant hands the whole message back (its bytes, what it is and its
+/// header fields), so nothing is lost and a caller can offer it again
+/// without having kept a copy.
+///
+/// `Debug` shows what the message is and its length, never its bytes (see
+/// [`Outgoing`]).
 #[derive(Debug, Clone, thiserror::Error)]
 #[non_exhaustive]
 pub enum SendError {
     /// The outbound queue is full: retry later (or use the waiting `send`).
     #[error("transport is busy")]
-    Busy(Bytes),
+    Busy(Outgoing),
     /// The transport is closed; the frame will never be sent.
     #[error("transport is closed")]
-    Closed(Bytes),
+    Closed(Outgoing),
     /// The frame is longer than the transport's maximum frame length.
-    #[error("frame of {} bytes exceeds the maximum of {} bytes", .0.len(), .1)]
-    TooLarge(Bytes, usize),
+    #[error("frame of {} bytes exceeds the maximum of {} bytes", .0.frame.len(), .1)]
+    TooLarge(Outgoing, usize),
     /// The frame contains a raw newline, which newline framing cannot carry.
     #[error("frame contains a raw newline")]
-    EmbeddedNewline(Bytes),
+    EmbeddedNewline(Outgoing),
     /// This transport cannot send at all (a receive-only SSE stream).
     #[error("sending is not supported by this transport")]
-    NotSupported(Bytes),
+    NotSupported(Outgoing),
 }
 
 impl SendError {
-    /// The frame that was not accepted.
-    pub fn into_frame(self) -> Bytes {
+    /// The message that was not accepted, whole.
+    pub fn into_outgoing(self) -> Outgoing {
         match self {
-            SendError::Busy(f)
-            | SendError::Closed(f)
-            | SendError::TooLarge(f, _)
-            | SendError::EmbeddedNewline(f)
-            | SendError::NotSupported(f) => f,
+            SendError::Busy(m)
+            | SendError::Closed(m)
+            | SendError::TooLarge(m, _)
+            | SendError::EmbeddedNewline(m)
+            | SendError::NotSupported(m) => m,
         }
+    }
+
+    /// The bytes of the message that was not accepted.
+    pub fn into_frame(self) -> Bytes {
+        self.into_outgoing().frame
     }
 }
 

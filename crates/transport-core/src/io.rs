@@ -200,7 +200,10 @@ impl std::fmt::Debug for IoTransport {
 impl IoTransport {
     /// A transport reading frames from `reader` and writing them to `writer`.
     ///
-    /// Spawns the writer task, so it must be called within a tokio runtime.
+    /// # Panics
+    ///
+    /// Outside a tokio runtime: its writer task is spawned on the runtime it
+    /// is made on (`tokio::runtime::Handle::current`).
     pub fn new<R, W>(reader: R, writer: W, config: IoConfig) -> Self
     where
         R: AsyncRead + Send + 'static,
@@ -263,6 +266,10 @@ impl IoTransport {
     ///
     /// The in-memory pipe holds at most one read buffer in each direction, so
     /// a peer that writes while the transport is paused blocks like a real one.
+    ///
+    /// # Panics
+    ///
+    /// Outside a tokio runtime, as [`new`](Self::new).
     pub fn pair(config: IoConfig) -> (Self, DuplexStream) {
         let (ours, theirs) = tokio::io::duplex(config.read_buffer_size);
         let transport =

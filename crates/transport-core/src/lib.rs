@@ -66,9 +66,10 @@
 
 mod abort;
 mod active;
+mod backoff;
+mod outgoing;
 mod error;
 mod event;
-mod outgoing;
 mod io_config;
 mod direct;
 mod tap;
@@ -85,6 +86,7 @@ mod tapped;
 
 pub use abort::RequestAbort;
 pub use active::{Active, Grants};
+pub use backoff::{Backoff, Jitter};
 pub use error::{HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
 #[cfg(feature = "test-util")]

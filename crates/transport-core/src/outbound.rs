@@ -6,8 +6,8 @@
 //! closing needs the writer task and its queue. A connection that is opened,
 //! called once and left idle (a gateway holding many servers) then never
 //! pays for them: a tokio channel allocates its first block of 32 slots when
-//! it is made (about 1.6 KB for `Bytes`), and the task and its future cost
-//! about 1 KB more.
+//! it is made, and the task and its future cost more (measured per idle
+//! session in `docs/benchmarks.md`, "Density").
 //!
 //! The first write to a fresh pipe is often left to the writer task (its
 //! readiness is not known until the runtime's reactor has seen it), so the

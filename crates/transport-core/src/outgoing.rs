@@ -106,6 +106,33 @@ impl Outgoing {
     }
 }
 
+/// What an [`Outgoing`] says besides its bytes, kept aside while the bytes
+/// alone go through a byte-stream transport's queue, so that a frame the
+/// queue refuses comes back whole.
+pub(crate) struct Said {
+    kind: FrameKind,
+    meta: Option<Arc<FrameMeta>>,
+}
+
+impl Outgoing {
+    /// The bytes, and what is said of them.
+    pub(crate) fn split(self) -> (Bytes, Said) {
+        let Self { frame, kind, meta } = self;
+        (frame, Said { kind, meta })
+    }
+}
+
+impl Said {
+    /// The message again, with `frame` as its bytes.
+    pub(crate) fn join(self, frame: Bytes) -> Outgoing {
+        Outgoing {
+            frame,
+            kind: self.kind,
+            meta: self.meta,
+        }
+    }
+}
+
 impl From<Bytes> for Outgoing {
     fn from(frame: Bytes) -> Self {
         Self::of_kind(frame, FrameKind::Unknown)

@@ -26,9 +26,11 @@ pub struct FrameSender {
     reject_newlines: bool,
     /// False for transports that cannot send at all (receive-only streams).
     can_send: bool,
-    /// Set by other transports (HTTP): the same, through [`DirectSend`].
-    #[cfg(feature = "direct-send")]
-    hook: Option<Arc<dyn DirectSend>>,
+    /// The one way a frame skips the queue: offered here first. A
+    /// byte-stream transport's sender writes it itself when nothing is
+    /// queued; other transports (HTTP) set their own through
+    /// [`direct_send`](Self::direct_send).
+    direct: Option<Arc<dyn DirectSend>>,
     /// Set by transports whose messages carry headers: they read each
     /// frame's [`FrameMeta`](crate::FrameMeta).
     reads_meta: bool,
@@ -44,11 +46,65 @@ pub struct FrameSender {
 enum Queue {
     /// A queue made with the sender: the transport gets each message whole.
     Own(mpsc::Sender<Outgoing>),
-    /// A byte-stream transport's: a sender writes a frame itself when
-    /// nothing is queued, saving the writer task's wake-up, and the queue
-    /// and its writer task are made when a frame first needs them. Only the
-    /// bytes are kept: a byte stream has no headers.
+    /// A byte-stream transport's, made with its writer task when a frame
+    /// first needs them (a sender writes a lone frame itself, through
+    /// [`WriteNow`]). Only the bytes are kept: a byte stream has no headers.
     Lazy(Arc<Outbound>),
+}
+
+impl Queue {
+    /// Queues `frame` if there is room now; a refused frame comes back
+    /// whole.
+    fn try_push(&self, frame: Outgoing) -> Result<(), mpsc::error::TrySendError<Outgoing>> {
+        use mpsc::error::TrySendError::{Closed, Full};
+        match self {
+            Queue::Own(tx) => tx.try_send(frame),
+            Queue::Lazy(outbound) => {
+                let (bytes, rest) = frame.split();
+                outbound.queue().try_send(bytes).map_err(|e| match e {
+                    Full(bytes) => Full(rest.join(bytes)),
+                    Closed(bytes) => Closed(rest.join(bytes)),
+                })
+            }
+        }
+    }
+
+    /// Queues `frame`, waiting for room; a closed queue hands it back whole.
+    async fn push(&self, frame: Outgoing) -> Result<(), Outgoing> {
+        match self {
+            Queue::Own(tx) => tx.send(frame).await.map_err(|e| e.0),
+            Queue::Lazy(outbound) => {
+                let (bytes, rest) = frame.split();
+                let sent = outbound.queue().send(bytes).await;
+                sent.map_err(|e| rest.join(e.0))
+            }
+        }
+    }
+}
+
+/// A byte-stream transport's direct write: the frame is written from the
+/// sender's own task when nothing is queued ahead of it (see
+/// [`SharedWrite`](crate::direct::SharedWrite)).
+#[derive(Debug)]
+struct WriteNow(Arc<Outbound>);
+
+impl DirectSend for WriteNow {
+    fn offer(&self, frame: Outgoing) -> Offered {
+        let (bytes, rest) = frame.split();
+        match self.0.shared.try_direct(bytes) {
+            Direct::Done => Offered::Taken,
+            Direct::Left => {
+                self.0.start_writer();
+                Offered::Taken
+            }
+            Direct::Queue(bytes) => Offered::Queue(rest.join(bytes)),
+            Direct::Closed(bytes) => Offered::Closed(rest.join(bytes)),
+        }
+    }
+
+    fn unqueue(&self) {
+        self.0.shared.unqueue(1);
+    }
 }
 
 /// A transport's way to take a frame from the sender's own task instead of
@@ -62,7 +118,7 @@ enum Queue {
 /// [`Offered::Queue`] while any frame offered earlier is still queued, and
 /// count the frames it sends to the queue until its driver has handed them
 /// on. It must not block or wait: it is called from `try_send` too.
-#[cfg(feature = "direct-send")]
+#[cfg_attr(not(feature = "direct-send"), allow(unreachable_pub))]
 pub trait DirectSend: Send + Sync + std::fmt::Debug {
     /// Takes `frame` now if nothing is ahead of it, or hands it back to be
     /// queued (then counted as queued until [`unqueue`](Self::unqueue) or
@@ -75,7 +131,7 @@ pub trait DirectSend: Send + Sync + std::fmt::Debug {
 }
 
 /// What a [`DirectSend`] made of a frame.
-#[cfg(feature = "direct-send")]
+#[cfg_attr(not(feature = "direct-send"), allow(unreachable_pub))]
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum Offered {
@@ -100,7 +156,11 @@ impl FrameSender {
     /// A sender writing directly through `outbound` when nothing is queued,
     /// and queueing to its writer task (made on first use) otherwise.
     pub(crate) fn lazy(outbound: Arc<Outbound>) -> Self {
-        Self::with_queue(Queue::Lazy(outbound))
+        let direct: Arc<dyn DirectSend> = Arc::new(WriteNow(outbound.clone()));
+        Self {
+            direct: Some(direct),
+            ..Self::with_queue(Queue::Lazy(outbound))
+        }
     }
 
     fn with_queue(queue: Queue) -> Self {
@@ -109,8 +169,7 @@ impl FrameSender {
             max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
             reject_newlines: false,
             can_send: true,
-            #[cfg(feature = "direct-send")]
-            hook: None,
+            direct: None,
             reads_meta: false,
             abort: None,
             tap: None,
@@ -146,7 +205,7 @@ impl FrameSender {
     #[cfg(feature = "direct-send")]
     #[must_use]
     pub fn direct_send(mut self, hook: Arc<dyn DirectSend>) -> Self {
-        self.hook = Some(hook);
+        self.direct = Some(hook);
         self
     }
 
@@ -195,40 +254,29 @@ impl FrameSender {
         self.reads_meta
     }
 
-    /// Writes the frame at once if possible. `Ok(None)`: done; `Ok(Some)`:
-    /// queue it (counted as queued); `Err`: the transport is closed.
+    /// Offers the frame to the transport's direct path, if it has one.
+    /// `Ok(None)`: taken; `Ok(Some)`: queue it (counted as queued); `Err`:
+    /// the transport is closed.
     fn try_direct(&self, frame: Outgoing) -> Result<Option<Outgoing>, SendError> {
-        #[cfg(feature = "direct-send")]
-        if let Some(hook) = &self.hook {
-            return match hook.offer(frame) {
-                Offered::Taken => Ok(None),
-                Offered::Queue(frame) => Ok(Some(frame)),
-                Offered::Closed(frame) => Err(SendError::Closed(frame.frame)),
-            };
-        }
-        match &self.queue {
-            Queue::Own(_) => Ok(Some(frame)),
-            Queue::Lazy(outbound) => match outbound.shared.try_direct(frame.frame) {
-                Direct::Done => Ok(None),
-                Direct::Left => {
-                    outbound.start_writer();
-                    Ok(None)
-                }
-                Direct::Queue(frame) => Ok(Some(Outgoing::from(frame))),
-                Direct::Closed(frame) => Err(SendError::Closed(frame)),
-            },
+        let Some(direct) = &self.direct else {
+            return Ok(Some(frame));
+        };
+        match direct.offer(frame) {
+            Offered::Taken => Ok(None),
+            Offered::Queue(frame) => Ok(Some(frame)),
+            Offered::Closed(frame) => Err(SendError::Closed(frame)),
         }
     }
 
     fn check(&self, frame: Outgoing) -> Result<Outgoing, SendError> {
         if !self.can_send {
-            return Err(SendError::NotSupported(frame.frame));
+            return Err(SendError::NotSupported(frame));
         }
         if frame.frame.len() > self.max_frame_len {
-            return Err(SendError::TooLarge(frame.frame, self.max_frame_len));
+            return Err(SendError::TooLarge(frame, self.max_frame_len));
         }
         if self.reject_newlines && memchr_newline(&frame.frame) {
-            return Err(SendError::EmbeddedNewline(frame.frame));
+            return Err(SendError::EmbeddedNewline(frame));
         }
         Ok(frame)
     }
@@ -242,16 +290,10 @@ impl FrameSender {
             self.show(shown);
             return Ok(());
         };
-        let queued = match &self.queue {
-            Queue::Own(tx) => tx.try_send(frame).map_err(|e| match e {
-                mpsc::error::TrySendError::Full(f) => SendError::Busy(f.frame),
-                mpsc::error::TrySendError::Closed(f) => SendError::Closed(f.frame),
-            }),
-            Queue::Lazy(outbound) => outbound.queue().try_send(frame.frame).map_err(|e| match e {
-                mpsc::error::TrySendError::Full(f) => SendError::Busy(f),
-                mpsc::error::TrySendError::Closed(f) => SendError::Closed(f),
-            }),
-        };
+        let queued = self.queue.try_push(frame).map_err(|e| match e {
+            mpsc::error::TrySendError::Full(f) => SendError::Busy(f),
+            mpsc::error::TrySendError::Closed(f) => SendError::Closed(f),
+        });
         if queued.is_err() {
             self.unqueue();
         }
@@ -281,10 +323,7 @@ impl FrameSender {
             }
         }
         let mut guard = Unqueue(Some(self));
-        let result = match &self.queue {
-            Queue::Own(tx) => tx.send(frame).await.map_err(|e| e.0.frame),
-            Queue::Lazy(outbound) => outbound.queue().send(frame.frame).await.map_err(|e| e.0),
-        };
+        let result = self.queue.push(frame).await;
         if result.is_ok() {
             guard.0 = None;
             self.show(shown);
@@ -293,12 +332,8 @@ impl FrameSender {
     }
 
     fn unqueue(&self) {
-        #[cfg(feature = "direct-send")]
-        if let Some(hook) = &self.hook {
-            hook.unqueue();
-        }
-        if let Queue::Lazy(outbound) = &self.queue {
-            outbound.shared.unqueue(1);
+        if let Some(direct) = &self.direct {
+            direct.unqueue();
         }
     }
 
@@ -329,7 +364,7 @@ mod tests {
         let tx = tx.max_frame_len(4).reject_newlines(true);
         tx.try_send(Bytes::from_static(b"{}")).unwrap();
         assert!(
-            matches!(tx.try_send(Bytes::from_static(b"[]")), Err(SendError::Busy(f)) if f == "[]")
+            matches!(tx.try_send(Bytes::from_static(b"[]")), Err(SendError::Busy(f)) if f.frame == "[]")
         );
         assert!(matches!(
             tx.try_send(Bytes::from_static(b"12345")),
@@ -344,6 +379,48 @@ mod tests {
         let err = tx.send(Bytes::from_static(b"1")).await.unwrap_err();
         assert_eq!(err.into_frame(), "1");
         assert!(tx.is_closed());
+    }
+
+    #[tokio::test]
+    async fn a_byte_stream_frame_refused_as_busy_stops_counting_as_queued() {
+        use crate::{IoConfig, IoTransport, Transport as _};
+        use tokio::io::{AsyncBufReadExt, BufReader};
+        // A small pipe and queue, and a peer that does not read yet: the
+        // frames fill both until one is refused.
+        let config = IoConfig::new().outbound_capacity(1).read_buffer_size(1024);
+        let (t, peer) = IoTransport::pair(config);
+        let tx = t.sender();
+        let frame =
+            |i: usize| Bytes::from(format!("{{\"i\":{i},\"pad\":\"{}\"}}", "x".repeat(200)));
+        let mut accepted = 0;
+        loop {
+            match tx.try_send(frame(accepted)) {
+                Ok(()) => accepted += 1,
+                Err(SendError::Busy(_)) => break,
+                Err(e) => panic!("unexpected {e}"),
+            }
+            assert!(accepted < 100, "the queue never filled");
+            tokio::task::yield_now().await;
+        }
+        let Queue::Lazy(outbound) = &tx.queue else {
+            panic!("a byte stream's sender has the lazy queue");
+        };
+        let mut lines = BufReader::new(peer).lines();
+        for _ in 0..accepted {
+            lines.next_line().await.unwrap().unwrap();
+        }
+        // Every accepted frame is written and the refused one was never
+        // queued: nothing is left counted, so the next lone frame may be
+        // written directly again.
+        let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(5);
+        while outbound.shared.queued() != 0 {
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "{} frames still counted as queued",
+                outbound.shared.queued()
+            );
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+        }
     }
 
     /// Records the frames shown to it.
@@ -387,7 +464,7 @@ mod tests {
         let (tx, _rx) = FrameSender::channel(4);
         let tx = tx.receive_only();
         assert!(
-            matches!(tx.try_send(Bytes::from_static(b"{}")), Err(SendError::NotSupported(f)) if f == "{}")
+            matches!(tx.try_send(Bytes::from_static(b"{}")), Err(SendError::NotSupported(f)) if f.frame == "{}")
         );
         assert!(matches!(
             tx.send(Bytes::from_static(b"[]")).await,
@@ -464,7 +541,7 @@ mod tests {
         assert_eq!(rx.recv().await.unwrap().frame, "q1");
         // The hook's `Closed` is the sender's `Closed`, frame handed back.
         assert!(
-            matches!(tx.try_send(Bytes::from_static(b"c1")), Err(SendError::Closed(f)) if f == "c1")
+            matches!(tx.try_send(Bytes::from_static(b"c1")), Err(SendError::Closed(f)) if f.frame == "c1")
         );
     }
 

@@ -1,8 +1,19 @@
-//! The rustls client configuration both network transports build (feature
-//! `tls`): which roots to trust, on the ring provider, with the safe
-//! default protocol versions. Each transport adds its own ALPN list.
+//! What both network transports share for TLS (feature `tls`): the rustls
+//! client configuration they build (which roots to trust, on the ring
+//! provider, with the safe default protocol versions; each transport adds
+//! its own ALPN list), and [`TcpOrTls`], the connection they talk over.
+//!
+//! Stability: for mcpwire's own transports; it may change with them
+//! before 1.0.
 
+use std::io;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
+use tokio::net::TcpStream;
+use tokio_rustls::client::TlsStream;
 
 /// The error of [`client_config`]: a root that does not parse, a platform
 /// root store with no usable certificate, or a provider rustls refuses.
@@ -49,6 +60,84 @@ pub fn client_config(
         .with_no_client_auth();
     tls.alpn_protocols = alpn;
     Ok(tls)
+}
+
+/// A connection: plain TCP (`http`, `ws`) or TLS over TCP (`https`,
+/// `wss`). Reads and writes go to whichever it holds.
+#[derive(Debug)]
+pub enum TcpOrTls {
+    /// Plain TCP.
+    Plain(TcpStream),
+    /// TLS over TCP.
+    Tls(Box<TlsStream<TcpStream>>),
+}
+
+impl TcpOrTls {
+    /// The TCP connection underneath (for socket options).
+    pub fn tcp(&self) -> &TcpStream {
+        match self {
+            TcpOrTls::Plain(s) => s,
+            TcpOrTls::Tls(s) => s.get_ref().0,
+        }
+    }
+}
+
+impl AsyncRead for TcpOrTls {
+    fn poll_read(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut ReadBuf<'_>,
+    ) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            TcpOrTls::Plain(s) => Pin::new(s).poll_read(cx, buf),
+            TcpOrTls::Tls(s) => Pin::new(s).poll_read(cx, buf),
+        }
+    }
+}
+
+impl AsyncWrite for TcpOrTls {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            TcpOrTls::Plain(s) => Pin::new(s).poll_write(cx, buf),
+            TcpOrTls::Tls(s) => Pin::new(s).poll_write(cx, buf),
+        }
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            TcpOrTls::Plain(s) => Pin::new(s).poll_flush(cx),
+            TcpOrTls::Tls(s) => Pin::new(s).poll_flush(cx),
+        }
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        match self.get_mut() {
+            TcpOrTls::Plain(s) => Pin::new(s).poll_shutdown(cx),
+            TcpOrTls::Tls(s) => Pin::new(s).poll_shutdown(cx),
+        }
+    }
+
+    fn poll_write_vectored(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        bufs: &[io::IoSlice<'_>],
+    ) -> Poll<io::Result<usize>> {
+        match self.get_mut() {
+            TcpOrTls::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+            TcpOrTls::Tls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
+        }
+    }
+
+    fn is_write_vectored(&self) -> bool {
+        match self {
+            TcpOrTls::Plain(s) => s.is_write_vectored(),
+            TcpOrTls::Tls(s) => s.is_write_vectored(),
+        }
+    }
 }
 
 #[cfg(test)]

@@ -384,7 +384,7 @@ async fn busy_when_the_queue_is_full_and_the_peer_does_not_read() {
         match tx.try_send(frame.clone()) {
             Ok(()) => tokio::task::yield_now().await,
             Err(SendError::Busy(f)) => {
-                assert_eq!(f.len(), 4096, "the frame comes back");
+                assert_eq!(f.frame.len(), 4096, "the frame comes back");
                 busy = true;
                 break;
             }

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use bytes::Bytes;
-use mcpwire_transport::{IoConfig, IoTransport, SendError, Transport, TransportExt};
+use mcpwire_transport::{IoConfig, IoTransport, Outgoing, SendError, Transport, TransportExt};
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 /// Generous: "it happens" waits on a loaded machine.
@@ -59,7 +59,7 @@ async fn a_writer_started_late_pushes_back_and_keeps_the_order() {
     let mut sent = 0;
     let mut busy = None;
     for i in 0..100 {
-        match tx.try_send(frame(i)) {
+        match tx.try_send(Outgoing::notification(frame(i), "n")) {
             Ok(()) => {
                 sent += 1;
                 tokio::task::yield_now().await;
@@ -71,7 +71,12 @@ async fn a_writer_started_late_pushes_back_and_keeps_the_order() {
             Err(e) => panic!("unexpected {e}"),
         }
     }
-    assert_eq!(busy, Some(frame(sent)), "the refused frame comes back");
+    // Whole: the bytes and what the sender said they are.
+    assert_eq!(
+        busy,
+        Some(Outgoing::notification(frame(sent), "n")),
+        "the refused frame comes back"
+    );
     assert_eq!(tasks(), before + 1, "the writer task started on need");
     // `send` waits for room, then everything arrives once, in order.
     let rest = tokio::spawn(async move {

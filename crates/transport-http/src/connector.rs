@@ -9,11 +9,11 @@ use http::Uri;
 use hyper_util::client::legacy::connect::proxy::Tunnel;
 use hyper_util::client::legacy::connect::{Connected, Connection, HttpConnector};
 use hyper_util::rt::TokioIo;
+use mcpwire_transport::tls::TcpOrTls;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
-use tokio_rustls::client::TlsStream;
 
 use crate::error::BoxError;
 use crate::proxy::ProxyRules;
@@ -51,7 +51,7 @@ impl Connector {
             tcp.enforce_http(false);
             tcp.set_nodelay(true);
             tcp.set_connect_timeout(Some(timeout));
-            tcp.set_keepalive(Some(Duration::from_secs(60)));
+            tcp.set_keepalive(Some(TCP_KEEPALIVE));
             tcp
         };
         Self {
@@ -65,7 +65,7 @@ impl Connector {
 }
 
 impl tower_service::Service<Uri> for Connector {
-    type Response = TokioIo<MaybeTls>;
+    type Response = TokioIo<PooledConn>;
     type Error = BoxError;
     type Future = Pin<Box<dyn Future<Output = Result<Self::Response, BoxError>> + Send>>;
 
@@ -99,18 +99,22 @@ impl tower_service::Service<Uri> for Connector {
                     }
                     (Some(proxy), false) => {
                         let stream = proxy_tcp.call(proxy.uri().clone()).await?.into_inner();
-                        return Ok::<_, BoxError>(MaybeTls::Plain(stream, true));
+                        let stream = TcpOrTls::Plain(stream);
+                        return Ok::<_, BoxError>(PooledConn::new(stream, Route::ForwardingProxy));
                     }
                 };
                 if !https {
-                    return Ok(MaybeTls::Plain(stream, false));
+                    return Ok(PooledConn::new(TcpOrTls::Plain(stream), Route::Direct));
                 }
                 let name = ServerName::try_from(host.clone())?;
                 let stream = tls
                     .connect(name, stream)
                     .await
                     .map_err(|e| handshake_error(host, e))?;
-                Ok(MaybeTls::Tls(Box::new(stream)))
+                Ok(PooledConn::new(
+                    TcpOrTls::Tls(Box::new(stream)),
+                    Route::Direct,
+                ))
             };
             match tokio::time::timeout(timeout, connect).await {
                 Ok(stream) => Ok(TokioIo::new(stream?)),
@@ -141,18 +145,38 @@ fn handshake_error(host: String, e: io::Error) -> BoxError {
     Box::new(TlsHandshake { host, source })
 }
 
-/// A connection: plain TCP (to a forwarding proxy if flagged) or TLS over
-/// TCP.
-pub(crate) enum MaybeTls {
-    Plain(TcpStream, bool),
-    Tls(Box<TlsStream<TcpStream>>),
+/// How long a pooled connection may sit idle before TCP keepalive probes
+/// ask whether the peer is still there: a dead peer (a server that rebooted,
+/// a NAT that forgot us) is then found before a request is lost on it.
+const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
+
+/// A connection hyper pools: plain TCP or TLS over TCP, and whether it
+/// goes to a forwarding proxy (hyper then sends absolute URIs).
+pub(crate) struct PooledConn {
+    stream: TcpOrTls,
+    via: Route,
 }
 
-impl Connection for MaybeTls {
+/// Where a plain connection leads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Route {
+    /// To the server itself (or through a tunnel: the proxy no longer reads it).
+    Direct,
+    /// To a forwarding proxy that reads each request.
+    ForwardingProxy,
+}
+
+impl PooledConn {
+    fn new(stream: TcpOrTls, via: Route) -> Self {
+        Self { stream, via }
+    }
+}
+
+impl Connection for PooledConn {
     fn connected(&self) -> Connected {
-        match self {
-            MaybeTls::Plain(s, proxied) => s.connected().proxy(*proxied),
-            MaybeTls::Tls(s) => {
+        match &self.stream {
+            TcpOrTls::Plain(s) => s.connected().proxy(self.via == Route::ForwardingProxy),
+            TcpOrTls::Tls(s) => {
                 let (tcp, session) = s.get_ref();
                 let connected = tcp.connected();
                 if session.alpn_protocol() == Some(b"h2") {
@@ -165,7 +189,7 @@ impl Connection for MaybeTls {
     }
 }
 
-impl AsyncRead for MaybeTls {
+impl AsyncRead for PooledConn {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -173,16 +197,9 @@ impl AsyncRead for MaybeTls {
     ) -> Poll<io::Result<()>> {
         let before = buf.filled().len();
         let this = self.get_mut();
-        let poll = match this {
-            MaybeTls::Plain(s, _) => Pin::new(s).poll_read(cx, buf),
-            MaybeTls::Tls(s) => Pin::new(s).poll_read(cx, buf),
-        };
+        let poll = Pin::new(&mut this.stream).poll_read(cx, buf);
         if matches!(poll, Poll::Ready(Ok(()))) && buf.filled().len() > before {
-            let tcp = match this {
-                MaybeTls::Plain(s, _) => &*s,
-                MaybeTls::Tls(s) => s.get_ref().0,
-            };
-            ack_now(tcp);
+            ack_now(this.stream.tcp());
         }
         poll
     }
@@ -208,30 +225,21 @@ fn ack_now(tcp: &TcpStream) {
 #[cfg(not(any(target_os = "linux", target_os = "android")))]
 fn ack_now(_tcp: &TcpStream) {}
 
-impl AsyncWrite for MaybeTls {
+impl AsyncWrite for PooledConn {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            MaybeTls::Plain(s, _) => Pin::new(s).poll_write(cx, buf),
-            MaybeTls::Tls(s) => Pin::new(s).poll_write(cx, buf),
-        }
+        Pin::new(&mut self.get_mut().stream).poll_write(cx, buf)
     }
 
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            MaybeTls::Plain(s, _) => Pin::new(s).poll_flush(cx),
-            MaybeTls::Tls(s) => Pin::new(s).poll_flush(cx),
-        }
+        Pin::new(&mut self.get_mut().stream).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            MaybeTls::Plain(s, _) => Pin::new(s).poll_shutdown(cx),
-            MaybeTls::Tls(s) => Pin::new(s).poll_shutdown(cx),
-        }
+        Pin::new(&mut self.get_mut().stream).poll_shutdown(cx)
     }
 
     fn poll_write_vectored(
@@ -239,16 +247,10 @@ impl AsyncWrite for MaybeTls {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            MaybeTls::Plain(s, _) => Pin::new(s).poll_write_vectored(cx, bufs),
-            MaybeTls::Tls(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-        }
+        Pin::new(&mut self.get_mut().stream).poll_write_vectored(cx, bufs)
     }
 
     fn is_write_vectored(&self) -> bool {
-        match self {
-            MaybeTls::Plain(s, _) => s.is_write_vectored(),
-            MaybeTls::Tls(s) => s.is_write_vectored(),
-        }
+        self.stream.is_write_vectored()
     }
 }

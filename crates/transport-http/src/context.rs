@@ -12,12 +12,12 @@ use http::Uri;
 
 use crate::client::HttpClient;
 use crate::events::Events;
-use crate::session::Shared;
+use crate::session::SessionState;
 
 /// Everything a transport's tasks share.
 pub(crate) struct Ctx {
     pub(crate) client: HttpClient,
-    pub(crate) shared: Arc<Shared>,
+    pub(crate) shared: Arc<SessionState>,
     /// The URL the user gave: the MCP endpoint, or the legacy SSE URL.
     pub(crate) url: Uri,
     pub(crate) events: Events,

@@ -19,7 +19,7 @@ use crate::mode::HttpMode;
 use crate::outbound::Outbound;
 use crate::request::{Build, send_with_retry};
 use crate::response::{rpc_error_answer, status_error};
-use crate::session::{SessionSnapshot, Shared};
+use crate::session::{SessionSnapshot, SessionState};
 use crate::streamable::{DirectPost, Streamable, settle_mode};
 
 /// How a transport starts.
@@ -80,7 +80,7 @@ impl Drop for Abandon {
 impl Driver {
     pub(crate) fn new(
         client: HttpClient,
-        shared: Arc<Shared>,
+        shared: Arc<SessionState>,
         url: Uri,
         events: Events,
         auth: Option<Arc<dyn mcpwire_auth::Authorizer>>,

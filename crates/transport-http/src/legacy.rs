@@ -12,7 +12,6 @@ use tokio::sync::{mpsc, watch};
 
 use crate::context::Ctx;
 use crate::error::{BoxError, EndpointError, Error};
-use crate::events::SseStep;
 use crate::mode::HttpMode;
 use crate::request::{Build, send_with_retry};
 use crate::response::{read_body, status_error};
@@ -40,6 +39,11 @@ pub(crate) struct LegacyStream {
 /// stream that says nothing is not a legacy MCP server (a Streamable HTTP
 /// server's GET stream, say), and the wait must not hold up the connection.
 pub(crate) const ENDPOINT_WAIT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// The most read of a POST's acknowledgement (a legacy server answers on
+/// the event stream; the POST's own body is a short "Accepted"): enough
+/// for any such body, and a bound on a server that sends more.
+const MAX_ACK_LEN: usize = 64 << 10;
 
 impl LegacyStream {
     /// GETs the SSE URL and waits (at most [`ENDPOINT_WAIT`], and within
@@ -216,7 +220,7 @@ impl Legacy {
                 // Reading the short acknowledgement lets the connection go
                 // back to the pool.
                 let config = self.ctx.client.config();
-                let _ = read_body(resp.into_body(), 64 << 10, config.request_timeout).await;
+                let _ = read_body(resp.into_body(), MAX_ACK_LEN, config.request_timeout).await;
             }
             Ok(resp) => {
                 let error = status_error(resp).await;
@@ -242,13 +246,7 @@ impl<T> Drop for AbortOnDrop<T> {
 /// initialize again.
 async fn read_stream(ctx: Arc<Ctx>, mut stream: LegacyStream, announce: Announce) -> CloseReason {
     loop {
-        while let Some(item) = stream.reader.next().await {
-            let event = match ctx.events.sse_item(item).await {
-                SseStep::Event(event) => event,
-                SseStep::Skip => continue,
-                SseStep::End => break,
-            };
-            stream.cursor.observe(&event);
+        while let Some(event) = stream.reader.next_observed(&ctx, &mut stream.cursor).await {
             if announce == Announce::Endpoint && event.event == "endpoint" {
                 match resolve_endpoint(&ctx.url, &event.data) {
                     Ok(endpoint) => {

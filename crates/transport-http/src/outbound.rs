@@ -6,8 +6,8 @@
 //!
 //! Why a peek rather than a full parse: every such frame is classified, and a full
 //! envelope parse validates the whole `params` value, which is most of the
-//! frame (about 6% of the client's instructions per call in the sequential
-//! benchmark). The peek reads the top-level members in order and stops as
+//! frame (what the peek saved is in `docs/benchmarks.md`, "Third round").
+//! The peek reads the top-level members in order and stops as
 //! soon as the answer is known: for a request as encoded by the client
 //! (`jsonrpc`, `id`, `method`, then `params`) that is before `params`. The
 //! frame is posted as it is either way; the server judges its validity.

@@ -1,12 +1,15 @@
 use std::time::{Duration, Instant};
 
+use mcpwire_transport::Jitter;
+
 /// The one retry policy of the HTTP transports, shared by SSE reconnects and
 /// retryable POSTs.
 ///
 /// Delays grow exponentially from [`initial_delay`](Self::initial_delay) up to
 /// [`max_delay`](Self::max_delay), each jittered to between half and all of
 /// its nominal value so that clients cut off together do not come back
-/// together. A server's SSE `retry:` field replaces the computed delay, and a
+/// together (the schedule of [`mcpwire_transport::Backoff`], which the
+/// client's reconnection shares). A server's SSE `retry:` field replaces the computed delay, and a
 /// `Retry-After` header (on 429 and 503) is a floor under it.
 ///
 /// The **budget** counts attempts and time since the last *progress*, where
@@ -68,6 +71,12 @@ impl RetryPolicy {
         self
     }
 
+    /// The delays, before a server's `retry:` or `Retry-After` and the
+    /// budget have their say.
+    fn schedule(&self) -> mcpwire_transport::Backoff {
+        mcpwire_transport::Backoff::new(self.initial_delay, self.max_delay, Jitter::DOWN_TO_HALF)
+    }
+
     pub(crate) fn backoff(&self) -> Backoff {
         Backoff {
             policy: self.clone(),
@@ -105,13 +114,7 @@ impl Backoff {
         if self.attempts >= self.policy.max_attempts {
             return None;
         }
-        let nominal = self
-            .policy
-            .initial_delay
-            .saturating_mul(1u32 << self.attempts.min(20))
-            .min(self.policy.max_delay);
-        let half = nominal / 2;
-        let jittered = half + half.mul_f64(fastrand::f64());
+        let jittered = self.policy.schedule().delay(self.attempts);
         let delay = self
             .server_retry
             .unwrap_or(jittered)

@@ -16,7 +16,7 @@ use crate::abort::Aborts;
 /// only take the lock when the generation counter moved, so the hot path is
 /// one atomic load.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct SessionState {
     pub(crate) url: String,
     mode: AtomicU8,
     generation: AtomicU64,
@@ -38,7 +38,7 @@ pub(crate) struct SessionSnapshot {
     pub(crate) endpoint: Option<Uri>,
 }
 
-impl Shared {
+impl SessionState {
     pub(crate) fn new(url: String, mode: Option<HttpMode>) -> Self {
         Self {
             url,
@@ -78,7 +78,7 @@ impl Shared {
 
 /// Closing a request's answer stream cancels it in Streamable HTTP; the
 /// legacy transport answers on its one stream, so it cannot.
-impl RequestAbort for Shared {
+impl RequestAbort for SessionState {
     fn abort(&self, id: &Id) -> bool {
         match self.mode() {
             Some(HttpMode::LegacySse | HttpMode::ReceiveOnlySse) => false,

@@ -10,6 +10,7 @@ use mcpwire_codec::{SseDecoder, SseEvent, grow_frame_buffer};
 
 use crate::context::Ctx;
 use crate::error::Error;
+use crate::events::SseStep;
 use crate::request::{Build, send};
 use crate::response::{media_type, status_error};
 use crate::retry::Backoff;
@@ -100,6 +101,30 @@ impl SseReader {
 fn release(buf: &mut BytesMut, event: &SseEvent) {
     if event.data.len() >= LARGE_EVENT {
         *buf = BytesMut::from(&buf[..]);
+    }
+}
+
+impl SseReader {
+    /// The next event of the stream, recorded in `cursor` (its id, its
+    /// `retry:`, progress): the one way every mode reads an SSE stream. An
+    /// oversized event is reported through `ctx`'s events and skipped;
+    /// `None` once the body has ended or broken.
+    pub(crate) async fn next_observed(
+        &mut self,
+        ctx: &Ctx,
+        cursor: &mut Cursor,
+    ) -> Option<SseEvent> {
+        while let Some(item) = self.next().await {
+            match ctx.events.sse_item(item).await {
+                SseStep::Event(event) => {
+                    cursor.observe(&event);
+                    return Some(event);
+                }
+                SseStep::Skip => {}
+                SseStep::End => return None,
+            }
+        }
+        None
     }
 }
 

@@ -20,7 +20,7 @@ use crate::driver::{Driver, Start};
 use crate::error::Error;
 use crate::events::{EventQueues, Events};
 use crate::mode::HttpMode;
-use crate::session::Shared;
+use crate::session::SessionState;
 use crate::streamable::DirectPost;
 
 /// An MCP server reached over HTTP: Streamable HTTP, legacy HTTP+SSE, or a
@@ -58,7 +58,7 @@ pub struct HttpTransport {
     done: Option<oneshot::Receiver<CloseReason>>,
     reason: Option<CloseReason>,
     reported: bool,
-    shared: Arc<Shared>,
+    shared: Arc<SessionState>,
     shutdown: watch::Sender<bool>,
     closing: bool,
     close_deadline: Option<Pin<Box<Sleep>>>,
@@ -136,7 +136,7 @@ impl HttpTransport {
         let (events, queues) = Events::new(config.read_ahead);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();
-        let shared = Arc::new(Shared::new(url.to_owned(), start.mode()));
+        let shared = Arc::new(SessionState::new(url.to_owned(), start.mode()));
         let driver = Driver::new(
             client.clone(),
             shared.clone(),

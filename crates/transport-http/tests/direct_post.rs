@@ -84,7 +84,7 @@ async fn a_full_in_flight_window_sends_requests_to_the_queue() {
     tx.try_send(frame(LIST)).unwrap();
     tx.try_send(frame(LIST2)).unwrap();
     match tx.try_send(frame(LIST3)) {
-        Err(SendError::Busy(f)) => assert_eq!(f, LIST3),
+        Err(SendError::Busy(f)) => assert_eq!(f.frame, LIST3),
         other => panic!("expected Busy, got {other:?}"),
     }
     assert_eq!(answered_ids(&mut t, 2).await, [1, 2]);
@@ -182,7 +182,7 @@ async fn after_close_frames_are_refused_and_nothing_more_is_posted() {
     assert_eq!(next_frame(&mut t).await["id"], 1);
     t.close().await;
     match tx.send(frame(LIST2)).await {
-        Err(SendError::Closed(f)) => assert_eq!(f, LIST2),
+        Err(SendError::Closed(f)) => assert_eq!(f.frame, LIST2),
         other => panic!("expected Closed, got {other:?}"),
     }
     assert!(tx.is_closed());
@@ -229,7 +229,7 @@ async fn receive_only_still_refuses_every_frame() {
     let server = echo_ids_server().await;
     let t = HttpTransport::receive_only_sse(&client(), &server.url("/events")).unwrap();
     match t.sender().try_send(frame(LIST)) {
-        Err(SendError::NotSupported(f)) => assert_eq!(f, LIST),
+        Err(SendError::NotSupported(f)) => assert_eq!(f.frame, LIST),
         other => panic!("expected NotSupported, got {other:?}"),
     }
     assert!(server.seen().iter().all(|s| s.method != "POST"));

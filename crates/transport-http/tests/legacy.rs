@@ -238,7 +238,7 @@ async fn receive_only_sse_delivers_events_and_refuses_to_send() {
     assert_eq!(next_frame(&mut t).await["method"], "a");
     assert_eq!(next_frame(&mut t).await["method"], "b");
     match t.sender().send(frame(LIST)).await {
-        Err(SendError::NotSupported(f)) => assert_eq!(f, LIST),
+        Err(SendError::NotSupported(f)) => assert_eq!(f.frame, LIST),
         other => panic!("expected NotSupported at send time, got {other:?}"),
     }
     assert_eq!(t.mode(), Some(HttpMode::ReceiveOnlySse));

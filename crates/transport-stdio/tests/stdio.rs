@@ -412,7 +412,7 @@ async fn a_full_queue_is_busy_and_a_broken_pipe_is_closed() {
         match tx.try_send(frame.clone()) {
             Ok(()) => tokio::time::sleep(Duration::from_millis(2)).await,
             Err(SendError::Busy(f)) => {
-                assert_eq!(f.len(), frame.len());
+                assert_eq!(f.frame.len(), frame.len());
                 busy = true;
                 break;
             }

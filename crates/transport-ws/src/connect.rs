@@ -15,8 +15,8 @@ use tokio_tungstenite::tungstenite::protocol::WebSocketConfig;
 use tokio_tungstenite::tungstenite::{self, http::HeaderMap};
 
 use crate::request::{Target, upgrade_request};
-use crate::stream::MaybeTls;
 use crate::{Error, WsConfig};
+use mcpwire_transport::tls::TcpOrTls;
 
 /// How much of a refused upgrade's body is kept for diagnostics.
 const ERROR_BODY_LIMIT: usize = 1024;
@@ -62,7 +62,7 @@ impl WsConnector {
     pub(crate) async fn handshake(
         &self,
         target: &Target,
-    ) -> Result<WebSocketStream<MaybeTls>, Error> {
+    ) -> Result<WebSocketStream<TcpOrTls>, Error> {
         let config = &self.inner.config;
         let connect = async {
             let tcp = TcpStream::connect((target.host.as_str(), target.port))
@@ -80,9 +80,9 @@ impl WsConnector {
                     .connect(name, tcp)
                     .await
                     .map_err(|e| Error::Connect(Box::new(e)))?;
-                MaybeTls::Tls(Box::new(tls))
+                TcpOrTls::Tls(Box::new(tls))
             } else {
-                MaybeTls::Plain(tcp)
+                TcpOrTls::Plain(tcp)
             };
             let request = upgrade_request(target, config)?;
             let (ws, _response) = tokio_tungstenite::client_async_with_config(

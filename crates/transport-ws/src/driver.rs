@@ -2,7 +2,7 @@
 //! messages the owner granted, keeps the connection alive, and closes it.
 //!
 //! One task polls both directions, so a large message going out never stops
-//! one coming in (and the reverse). Reading happens only while [`Shared`]
+//! one coming in (and the reverse). Reading happens only while [`Inbox`]
 //! allows it (a grant for one more message than already waits, or one
 //! message of read-ahead while paused): otherwise the socket is not read and
 //! the server's writes back up in TCP.
@@ -24,9 +24,9 @@ use tokio_tungstenite::tungstenite::protocol::CloseFrame;
 use tokio_tungstenite::tungstenite::protocol::frame::Utf8Bytes;
 use tokio_tungstenite::tungstenite::protocol::frame::coding::CloseCode;
 
-use crate::shared::Shared;
-use crate::stream::MaybeTls;
+use crate::inbox::Inbox;
 use crate::{Error, WsConfig};
+use mcpwire_transport::tls::TcpOrTls;
 
 /// The most frames handed to the socket between two flushes: it bounds the
 /// frames a failed flush returns as undelivered, and the write buffer.
@@ -110,23 +110,23 @@ impl Keepalive {
     }
 }
 
-/// Sets the connection's end on the shared state if the task stops without
+/// Sets the connection's end in the inbox if the task stops without
 /// doing so (aborted, or a panic), so the owner is never left waiting.
-struct FinishOnDrop(Option<Arc<Shared>>);
+struct FinishOnDrop(Option<Arc<Inbox>>);
 
 impl Drop for FinishOnDrop {
     fn drop(&mut self) {
-        if let Some(shared) = self.0.take() {
-            shared.finish(CloseReason::Error(Error::Closed.into()), Vec::new());
+        if let Some(inbox) = self.0.take() {
+            inbox.finish(CloseReason::Error(Error::Closed.into()), Vec::new());
         }
     }
 }
 
 /// The task's state.
 pub(crate) struct Driver {
-    ws: WebSocketStream<MaybeTls>,
+    ws: WebSocketStream<TcpOrTls>,
     outbound: mpsc::Receiver<Outgoing>,
-    shared: Arc<Shared>,
+    inbox: Arc<Inbox>,
     max_frame_len: usize,
     close_timeout: Duration,
     keepalive: Option<Keepalive>,
@@ -137,15 +137,15 @@ pub(crate) struct Driver {
 
 impl Driver {
     pub(crate) fn new(
-        ws: WebSocketStream<MaybeTls>,
+        ws: WebSocketStream<TcpOrTls>,
         outbound: mpsc::Receiver<Outgoing>,
-        shared: Arc<Shared>,
+        inbox: Arc<Inbox>,
         config: &WsConfig,
     ) -> Self {
         Self {
             ws,
             outbound,
-            shared,
+            inbox,
             max_frame_len: config.max_frame_len,
             close_timeout: config.close_timeout,
             keepalive: config
@@ -158,14 +158,14 @@ impl Driver {
 
     /// Runs the connection to its end and reports it.
     pub(crate) async fn run(self) {
-        let shared = self.shared.clone();
-        let mut guard = FinishOnDrop(Some(shared.clone()));
+        let inbox = self.inbox.clone();
+        let mut guard = FinishOnDrop(Some(inbox.clone()));
         // The socket is released when `drive` returns, before the owner can
         // see `Closed`.
         let (reason, undelivered) = self.drive().await;
         tracing::debug!(%reason, undelivered = undelivered.len(), "WebSocket connection ended");
         guard.0 = None;
-        shared.finish(reason, undelivered);
+        inbox.finish(reason, undelivered);
     }
 
     async fn drive(mut self) -> (CloseReason, Vec<(Bytes, TransportError)>) {
@@ -195,7 +195,7 @@ impl Driver {
                 (peer_reason(frame), undelivered)
             }
             End::TooLarge(error) => {
-                self.shared.push_event(TransportEvent::Error(error.into()));
+                self.inbox.push_event(TransportEvent::Error(error.into()));
                 let close = CloseFrame {
                     code: CloseCode::Size,
                     reason: Utf8Bytes::from_static("message too large"),
@@ -259,7 +259,7 @@ impl Driver {
 
     fn poll_running(&mut self, cx: &mut Context<'_>) -> Poll<End> {
         for _ in 0..BUDGET {
-            let view = self.shared.driver_view(cx);
+            let view = self.inbox.driver_view(cx);
             if view.close_requested {
                 return Poll::Ready(End::Local);
             }
@@ -320,7 +320,7 @@ impl Driver {
                             }
                             Err(_) => {
                                 let error = Error::NotUtf8.into();
-                                self.shared
+                                self.inbox
                                     .push_event(TransportEvent::Undelivered { frame, error });
                                 progress = true;
                                 continue;
@@ -371,8 +371,8 @@ impl Driver {
             keepalive.heard();
         }
         match message {
-            Message::Text(text) => self.shared.push_frame(Bytes::from(text)),
-            Message::Binary(data) => self.shared.binary_dropped(data.len()),
+            Message::Text(text) => self.inbox.push_frame(Bytes::from(text)),
+            Message::Binary(data) => self.inbox.binary_dropped(data.len()),
             // tungstenite queued the pong; the write side flushes it.
             Message::Ping(_) => self.flush_pending = true,
             Message::Pong(_) | Message::Frame(_) => {}

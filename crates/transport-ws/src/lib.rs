@@ -49,8 +49,7 @@
 mod config;
 mod error;
 mod request;
-mod shared;
-mod stream;
+mod inbox;
 mod driver;
 mod tls;
 mod connect;

@@ -11,8 +11,8 @@ use tokio::task::AbortHandle;
 use tokio::time::Sleep;
 
 use crate::driver::Driver;
+use crate::inbox::Inbox;
 use crate::request::{SUBPROTOCOL, Target};
-use crate::shared::Shared;
 use crate::{Error, WsConnector};
 
 /// An MCP server reached over a WebSocket (subprotocol `mcp`), implementing
@@ -54,7 +54,7 @@ use crate::{Error, WsConnector};
 /// [`TransportEvent::Undelivered`].
 pub struct WsTransport {
     sender: FrameSender,
-    shared: Arc<Shared>,
+    inbox: Arc<Inbox>,
     driver: AbortHandle,
     url: String,
     reported: bool,
@@ -84,12 +84,12 @@ impl WsTransport {
         let config = connector.config();
         let (sender, outbound) = FrameSender::channel(config.queue_capacity);
         let sender = sender.max_frame_len(config.max_frame_len);
-        let shared = Arc::new(Shared::new(config.read_ahead));
-        let driver = Driver::new(ws, outbound, shared.clone(), config);
+        let inbox = Arc::new(Inbox::new(config.read_ahead));
+        let driver = Driver::new(ws, outbound, inbox.clone(), config);
         let task = runtime.spawn(driver.run());
         Ok(Self {
             sender,
-            shared,
+            inbox,
             driver: task.abort_handle(),
             url: target.redacted(),
             reported: false,
@@ -112,14 +112,14 @@ impl Transport for WsTransport {
     }
 
     fn set_active(&mut self, active: Active) {
-        self.shared.set_active(active);
+        self.inbox.set_active(active);
     }
 
     fn poll_event(&mut self, cx: &mut Context<'_>) -> Poll<Option<TransportEvent>> {
         if self.reported {
             return Poll::Ready(None);
         }
-        match self.shared.next_event(cx) {
+        match self.inbox.next_event(cx) {
             Some(event) => {
                 if matches!(event, TransportEvent::Closed(_)) {
                     self.reported = true;
@@ -133,14 +133,14 @@ impl Transport for WsTransport {
     fn poll_close(&mut self, cx: &mut Context<'_>) -> Poll<()> {
         if !self.closing {
             self.closing = true;
-            self.shared.request_close();
+            self.inbox.request_close();
             // The driver bounds its own closing; this deadline only guards
             // against a driver that fails to.
             self.close_deadline = Some(Box::pin(tokio::time::sleep(
                 self.close_timeout + Duration::from_secs(1),
             )));
         }
-        if self.shared.poll_finished(cx) {
+        if self.inbox.poll_finished(cx) {
             return Poll::Ready(());
         }
         if let Some(deadline) = self.close_deadline.as_mut()

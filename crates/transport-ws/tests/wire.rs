@@ -234,7 +234,7 @@ async fn a_frame_over_the_limit_is_refused_by_the_sender_and_handed_back() {
     let mut t = connect(&server.url, config().max_frame_len(100)).await;
     let big = Bytes::from(numbered(1, 200));
     match t.sender().try_send(big.clone()) {
-        Err(SendError::TooLarge(f, 100)) => assert_eq!(f, big),
+        Err(SendError::TooLarge(f, 100)) => assert_eq!(f.frame, big),
         other => panic!("{other:?}"),
     }
     t.close().await;

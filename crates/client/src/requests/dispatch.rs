@@ -279,11 +279,10 @@ fn reply(sender: &FrameSender, id: &Id, outcome: Result<Bytes, ErrorObject>) {
     let Some(frame) = encode_reply(id, outcome) else {
         return;
     };
-    if let Err(SendError::Busy(frame)) = sender.try_send(Outgoing::response(frame, id.clone())) {
+    if let Err(SendError::Busy(out)) = sender.try_send(Outgoing::response(frame, id.clone())) {
         let sender = sender.clone();
-        let id = id.clone();
         tokio::spawn(async move {
-            let _ = sender.send(Outgoing::response(frame, id)).await;
+            let _ = sender.send(out).await;
         });
     }
 }

@@ -214,8 +214,8 @@ impl Engine {
     ) -> Result<Payload, Error> {
         self.metrics.bytes(true, frame.len(), &self.peer);
         // What the transport is told the frame is (HTTP then need not read
-        // it): kept for a second try when the queue is full.
-        let sent_as = method.clone();
+        // it). A full queue hands the whole message back for the second try.
+        let out = Outgoing::request(frame, Id::Number(id), method.clone()).with_meta(meta);
         let (tx, mut rx) = oneshot::channel();
         let (progress_tx, mut progress_rx) = if opts.wants_progress() {
             let (t, r) = watch::channel(None);
@@ -240,14 +240,9 @@ impl Engine {
             sent: false,
             cancel,
         };
-        let out = Outgoing::request(frame, Id::Number(id), sent_as.clone()).with_meta(meta.clone());
         match self.sender.try_send(out) {
             Ok(()) => {}
-            Err(SendError::Busy(frame)) => self
-                .sender
-                .send(Outgoing::request(frame, Id::Number(id), sent_as).with_meta(meta))
-                .await
-                .map_err(Error::send)?,
+            Err(SendError::Busy(out)) => self.sender.send(out).await.map_err(Error::send)?,
             Err(e) => return Err(Error::send(e)),
         }
         guard.sent = true;
@@ -391,13 +386,13 @@ impl Engine {
             return;
         }
         let out = Outgoing::notification(buf.freeze(), CANCELLED);
-        if let Err(SendError::Busy(frame)) = self.sender.try_send(out) {
+        if let Err(SendError::Busy(out)) = self.sender.try_send(out) {
             // The queue is full: hand the notice to a task rather than block
             // a drop. Without a runtime it is simply not sent.
             if let Ok(rt) = tokio::runtime::Handle::try_current() {
                 let sender = self.sender.clone();
                 rt.spawn(async move {
-                    let _ = sender.send(Outgoing::notification(frame, CANCELLED)).await;
+                    let _ = sender.send(out).await;
                 });
             }
         }

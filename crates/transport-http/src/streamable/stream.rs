@@ -12,7 +12,6 @@ use tokio::sync::oneshot;
 
 use crate::context::Ctx;
 use crate::error::Error;
-use crate::events::SseStep;
 use crate::outbound::answers;
 use crate::request::{Build, is_busy, send};
 use crate::response::{media_type, retry_after, status_error};
@@ -35,13 +34,7 @@ pub(crate) async fn answer_stream(
     let mut cursor = Cursor::new(ctx);
     let mut answered = false;
     loop {
-        while let Some(item) = reader.next().await {
-            let event = match ctx.events.sse_item(item).await {
-                SseStep::Event(event) => event,
-                SseStep::Skip => continue,
-                SseStep::End => break,
-            };
-            cursor.observe(&event);
+        while let Some(event) = reader.next_observed(ctx, &mut cursor).await {
             if !is_message(&event) {
                 continue;
             }
@@ -155,13 +148,7 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                 if status.is_success() {
                     let mut reader =
                         SseReader::new(resp.into_body(), ctx.client.config().max_frame_len);
-                    while let Some(item) = reader.next().await {
-                        let event = match ctx.events.sse_item(item).await {
-                            SseStep::Event(event) => event,
-                            SseStep::Skip => continue,
-                            SseStep::End => break,
-                        };
-                        cursor.observe(&event);
+                    while let Some(event) = reader.next_observed(&ctx, &mut cursor).await {
                         if is_message(&event) && !ctx.events.frame(event.data).await {
                             return;
                         }

@@ -1,4 +1,4 @@
-//! [`Shared`]: what the transport (its owner's side) and the driver task
+//! [`Inbox`]: what the transport (its owner's side) and the driver task
 //! share: the grants, the messages read for the owner, the events, and who
 //! to wake.
 //!
@@ -17,9 +17,10 @@ use mcpwire_transport::{Active, CloseReason, Grants, TransportError, TransportEv
 
 use crate::Error;
 
-/// The state shared by [`WsTransport`](crate::WsTransport) and its driver.
+/// What [`WsTransport`](crate::WsTransport) and its driver share: the messages
+/// and events read for the owner, its grants, and the connection's end.
 #[derive(Debug)]
-pub(crate) struct Shared {
+pub(crate) struct Inbox {
     state: Mutex<State>,
     read_ahead: usize,
 }
@@ -81,7 +82,7 @@ impl State {
     }
 }
 
-impl Shared {
+impl Inbox {
     pub(crate) fn new(read_ahead: usize) -> Self {
         Self {
             state: Mutex::new(State::default()),
@@ -220,53 +221,53 @@ mod tests {
 
     #[test]
     fn the_driver_may_read_only_for_grants_beyond_what_waits() {
-        let shared = Shared::new(2);
+        let inbox = Inbox::new(2);
         let cx = cx();
         // Paused with nothing waiting: one message of read-ahead.
-        assert!(shared.driver_view(&cx).may_read);
-        shared.push_frame(Bytes::from_static(b"0"));
-        assert!(!shared.driver_view(&cx).may_read);
-        shared.set_active(Active::Once);
-        assert!(!shared.driver_view(&cx).may_read);
-        assert!(matches!(shared.next_event(&cx), Some(TransportEvent::Frame(f)) if f == "0"));
-        assert!(shared.driver_view(&cx).may_read);
-        shared.set_active(Active::Once);
-        shared.push_frame(Bytes::from_static(b"1"));
-        assert!(!shared.driver_view(&cx).may_read);
-        shared.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
-        assert!(shared.driver_view(&cx).may_read);
-        shared.push_frame(Bytes::from_static(b"2"));
+        assert!(inbox.driver_view(&cx).may_read);
+        inbox.push_frame(Bytes::from_static(b"0"));
+        assert!(!inbox.driver_view(&cx).may_read);
+        inbox.set_active(Active::Once);
+        assert!(!inbox.driver_view(&cx).may_read);
+        assert!(matches!(inbox.next_event(&cx), Some(TransportEvent::Frame(f)) if f == "0"));
+        assert!(inbox.driver_view(&cx).may_read);
+        inbox.set_active(Active::Once);
+        inbox.push_frame(Bytes::from_static(b"1"));
+        assert!(!inbox.driver_view(&cx).may_read);
+        inbox.set_active(Active::Many(NonZeroU32::new(10).unwrap()));
+        assert!(inbox.driver_view(&cx).may_read);
+        inbox.push_frame(Bytes::from_static(b"2"));
         // Read-ahead full, grants or not.
-        assert!(!shared.driver_view(&cx).may_read);
-        assert!(matches!(shared.next_event(&cx), Some(TransportEvent::Frame(f)) if f == "1"));
-        assert!(shared.driver_view(&cx).may_read);
+        assert!(!inbox.driver_view(&cx).may_read);
+        assert!(matches!(inbox.next_event(&cx), Some(TransportEvent::Frame(f)) if f == "1"));
+        assert!(inbox.driver_view(&cx).may_read);
     }
 
     #[test]
     fn closed_waits_behind_granted_frames_and_binary_reports_coalesce() {
-        let shared = Shared::new(4);
+        let inbox = Inbox::new(4);
         let cx = cx();
-        shared.set_active(Active::Once);
-        shared.push_frame(Bytes::from_static(b"1"));
-        shared.set_active(Active::Paused);
+        inbox.set_active(Active::Once);
+        inbox.push_frame(Bytes::from_static(b"1"));
+        inbox.set_active(Active::Paused);
         for len in [3, 4, 5] {
-            shared.binary_dropped(len);
+            inbox.binary_dropped(len);
         }
-        shared.finish(CloseReason::Eof, Vec::new());
-        let e = shared.next_event(&cx);
+        inbox.finish(CloseReason::Eof, Vec::new());
+        let e = inbox.next_event(&cx);
         assert!(
             matches!(&e, Some(TransportEvent::Error(TransportError::Other(o))) if o.to_string().contains("5 bytes (3 so far)")),
             "{e:?}"
         );
         // Paused with a frame waiting: nothing yet.
-        assert!(shared.next_event(&cx).is_none());
-        shared.set_active(Active::Once);
+        assert!(inbox.next_event(&cx).is_none());
+        inbox.set_active(Active::Once);
         assert!(matches!(
-            shared.next_event(&cx),
+            inbox.next_event(&cx),
             Some(TransportEvent::Frame(_))
         ));
         assert!(matches!(
-            shared.next_event(&cx),
+            inbox.next_event(&cx),
             Some(TransportEvent::Closed(CloseReason::Eof))
         ));
     }
