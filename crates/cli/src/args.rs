@@ -283,6 +283,14 @@ pub(crate) enum Command {
         /// The server's URL or its name in the --config files (or -s).
         target: Option<String>,
     },
+    /// Offers every server of the --config files as one MCP server on
+    /// stdin and stdout (tools named server__tool; logs on stderr only).
+    #[command(
+        after_help = "Example (a host's entry: one server, the whole fleet):\n  \
+        {\"mcpServers\": {\"fleet\": {\"command\": \"mcpwire\",\n    \
+        \"args\": [\"--config\", \"/home/me/.cursor/mcp.json\", \"serve\"]}}}"
+    )]
+    Serve,
 }
 
 /// Splits `argv` (without the program name) at the first `--`: what is

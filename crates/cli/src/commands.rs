@@ -262,9 +262,11 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
             };
             Ok(Shown::one(json!({}), text))
         }
-        Command::Shell | Command::Servers | Command::Login { .. } | Command::Logout { .. } => {
-            Err(Failure::usage("this command does not run here"))
-        }
+        Command::Shell
+        | Command::Servers
+        | Command::Login { .. }
+        | Command::Logout { .. }
+        | Command::Serve => Err(Failure::usage("this command does not run here")),
     }
 }
 

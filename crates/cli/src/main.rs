@@ -25,6 +25,7 @@ mod servers;
 mod target;
 mod login;
 mod shell;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -123,6 +124,7 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
     let global = &cli.global;
     match &cli.command {
         Command::Servers => servers::list(&target::load_configs(global)?, global.server.as_deref()),
+        Command::Serve => serve::run(global).await,
         Command::Login { target } => login::login(global, server_command, target.as_deref()).await,
         Command::Logout { target } => {
             login::logout(global, server_command, target.as_deref()).await
