@@ -1,7 +1,7 @@
-//! `mcpwire serve`: a fleet of three demo servers offered as one MCP
-//! server on stdio, to a client that writes JSON lines and to the real
-//! official Python SDK client (both generations, as `cargo xtask servers`
-//! installs them).
+//! `mcpwire serve`: a fleet of three servers offered as one MCP server on
+//! stdio, to a client that writes JSON lines and to the real official
+//! clients: the Python SDK (both generations) and the TypeScript SDK, as
+//! `cargo xtask servers` installs them.
 
 mod support;
 
@@ -47,8 +47,16 @@ fn stdout_carries_only_the_protocol_and_the_session_ends_with_stdin() {
     let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
     let mut ask = |stdin: &mut std::process::ChildStdin, message: Value| -> Value {
         writeln!(stdin, "{message}").unwrap();
-        let line = lines.next().expect("an answer").unwrap();
-        serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"))
+        loop {
+            let line = lines.next().expect("an answer").unwrap();
+            let got: Value = serde_json::from_str(&line)
+                .unwrap_or_else(|e| panic!("not JSON-RPC ({e}): {line}"));
+            // The demo servers' log messages, relayed, may come first.
+            if got["id"] == message["id"] {
+                return got;
+            }
+            assert_eq!(got["method"], "notifications/message", "{got}");
+        }
     };
     let init = ask(
         &mut stdin,
@@ -76,8 +84,11 @@ fn stdout_carries_only_the_protocol_and_the_session_ends_with_stdin() {
     );
     assert_eq!(called["result"]["content"][0]["text"], "42", "{called}");
     drop(stdin);
-    let rest: Vec<String> = lines.map(Result::unwrap).collect();
-    assert!(rest.is_empty(), "nothing after the answers: {rest:?}");
+    for line in lines {
+        let line = line.unwrap();
+        let got: Value = serde_json::from_str(&line).unwrap();
+        assert_eq!(got["method"], "notifications/message", "{got}");
+    }
     let out = child.wait_with_output().unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
@@ -163,4 +174,79 @@ fn the_python_sdk_2_client_lists_and_calls_the_fleet_through_serve() {
 fn the_python_sdk_1_client_lists_and_calls_the_fleet_through_serve() {
     let report = python_client(&installed("venv-mcp1/bin/python"));
     assert_python_report(&report);
+}
+
+#[test]
+#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
+fn the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstream() {
+    let sdk = installed("npm/node_modules/@modelcontextprotocol/sdk");
+    let python = installed("venv/bin/python");
+    let dir = tempfile::tempdir().unwrap();
+    let seen = dir.path().join("seen.log");
+    let servers = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers");
+    let demo = json!({"command": demo()});
+    let config = json!({"mcpServers": {
+        "one": demo,
+        "two": demo,
+        "three": {
+            "command": python,
+            "args": [servers.join("slow_upstream.py")],
+            "env": {"SEEN_LOG": seen}
+        }
+    }});
+    let config_path = dir.path().join("fleet.json");
+    std::fs::write(&config_path, config.to_string()).unwrap();
+    let out = Command::new("node")
+        .arg(servers.join("serve_client_ts.mjs"))
+        .arg(&sdk)
+        .arg(env!("CARGO_BIN_EXE_mcpwire"))
+        .arg("--config")
+        .arg(&config_path)
+        .arg("serve")
+        .output()
+        .expect("node runs (needed with the npm servers)");
+    assert!(
+        out.status.success(),
+        "the TypeScript client failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["serverInfo"], "mcpwire-serve", "{report}");
+    let tools = report["tools"].as_array().unwrap();
+    for name in ["one__echo", "two__add", "three__wait"] {
+        assert!(tools.contains(&json!(name)), "{name} in {tools:?}");
+    }
+    assert_eq!(
+        report["calls"],
+        json!({"one__echo": ["hi"], "two__add": ["5"]})
+    );
+    assert_eq!(
+        report["progress"],
+        json!([{"progress": 1, "message": "started"}]),
+        "{report}"
+    );
+    let cancelled = report["cancelled"].as_str().unwrap();
+    assert!(cancelled.contains("enough"), "{cancelled}");
+    // The demo server logs each `add`; the slow one, its wait.
+    let logs = report["logs"].as_array().unwrap();
+    for log in [
+        json!({"level": "info", "logger": "two/demo", "data": "add 2 3"}),
+        json!({"level": "warning", "logger": "three/waiter", "data": "waiting for ever"}),
+    ] {
+        assert!(logs.contains(&log), "{log} in {logs:?}");
+    }
+    assert_eq!(report["after"], json!(["again"]));
+    // The upstream server saw the call, then its cancellation.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let lines = loop {
+        let text = std::fs::read_to_string(&seen).unwrap_or_default();
+        if text.contains("cancelled") || std::time::Instant::now() > deadline {
+            break text;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    };
+    let lines: Vec<&str> = lines.lines().collect();
+    assert_eq!(lines.len(), 2, "{lines:?}");
+    assert_eq!(lines[0], "call wait");
+    assert!(lines[1].starts_with("cancelled "), "{lines:?}");
 }

@@ -14,7 +14,9 @@
 //! What it relays: the client's `notifications/cancelled` cancels the
 //! upstream call; upstream progress reaches the client under its own
 //! `progressToken`; a change of the fleet's catalogue is a `list_changed`
-//! notification.
+//! notification; the servers' log messages reach the client as
+//! `notifications/message`, the logger named after the server, at or above
+//! the level the client set.
 //!
 //! Limits, so a client cannot make us hold unbounded work: each request
 //! runs on its own task, at most
@@ -39,6 +41,7 @@
 mod error;
 mod wire;
 mod methods;
+mod relay;
 mod session;
 
 pub use error::ServeError;

@@ -57,6 +57,12 @@ pub(crate) fn initialize_result(version: &str, name: &str, instructions: Option<
     result
 }
 
+/// `logging/setLevel` params.
+#[derive(Deserialize)]
+pub(crate) struct SetLevel {
+    pub(crate) level: mcpwire_client::types::LoggingLevel,
+}
+
 /// A request's `_meta`: only the progress token.
 #[derive(Deserialize, Default)]
 pub(crate) struct RequestMeta {

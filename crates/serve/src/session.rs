@@ -13,11 +13,12 @@ use mcpwire_transport::{
     Active, CloseReason, FrameSender, Transport, TransportEvent, TransportExt,
 };
 use serde::Deserialize;
-use serde_json::{Value, json};
+use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::error::ServeError;
-use crate::methods::{self, CallParams, InitializeParams, ProgressToken};
+use crate::methods::{self, CallParams, InitializeParams, ProgressToken, SetLevel};
+use crate::relay::{self, LogLevel};
 use crate::wire::{self, Outcome};
 
 /// How a [`Server`] serves each client.
@@ -112,8 +113,21 @@ impl Server {
             running: Mutex::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(self.options.max_in_flight)),
             initialized: CancellationToken::new(),
+            log_level: Arc::default(),
         });
-        let relay = tokio::spawn(relay_list_changed(session.clone()));
+        let relays = [
+            tokio::spawn(relay::list_changed(
+                session.manager.clone(),
+                session.sender.clone(),
+                session.initialized.clone(),
+            )),
+            tokio::spawn(relay::logs(
+                session.manager.clone(),
+                session.sender.clone(),
+                session.initialized.clone(),
+                session.log_level.clone(),
+            )),
+        ];
         transport.set_active(Active::Many(WINDOW));
         let mut left = WINDOW.get();
         let reason = loop {
@@ -131,7 +145,9 @@ impl Server {
                 None => break CloseReason::Local,
             }
         };
-        relay.abort();
+        for relay in relays {
+            relay.abort();
+        }
         session.cancel_all();
         match reason {
             CloseReason::Local | CloseReason::Eof | CloseReason::Exited(_) => Ok(()),
@@ -152,6 +168,8 @@ struct Session {
     /// Cancelled (set) once the client has been answered `initialize`:
     /// notifications wait for it.
     initialized: CancellationToken,
+    /// The level the client set with `logging/setLevel`.
+    log_level: Arc<LogLevel>,
 }
 
 impl Session {
@@ -252,7 +270,11 @@ impl Session {
                     self.options.instructions.as_deref(),
                 )
             })),
-            "ping" | "logging/setLevel" => quick(Ok(json!({}))),
+            "ping" => quick(Ok(json!({}))),
+            "logging/setLevel" => quick(methods::params::<SetLevel>(params).map(|p| {
+                self.log_level.set(p.level);
+                json!({})
+            })),
             "tools/list" => quick(methods::list_tools(manager)),
             "prompts/list" => quick(methods::list_prompts(manager)),
             "resources/list" => quick(methods::list_resources(manager)),
@@ -345,23 +367,5 @@ impl Session {
         // A closed sender means the client is gone; the read loop learns
         // it from the transport and ends the session.
         let _ = self.sender.send(frame).await;
-    }
-}
-
-/// Tells the client when the fleet's catalogue changes (a server's lists
-/// changed, a server started or stopped), once it is initialized. The
-/// catalogue says which servers changed, not which kinds of item, so all
-/// three `list_changed` go out; the manager has already debounced them.
-async fn relay_list_changed(session: Arc<Session>) {
-    let mut version = session.manager.watch_catalogue();
-    session.initialized.cancelled().await;
-    version.borrow_and_update();
-    while version.changed().await.is_ok() {
-        for kind in ["tools", "prompts", "resources"] {
-            let method = format!("notifications/{kind}/list_changed");
-            if let Some(frame) = wire::notification::<Value>(&method, None) {
-                session.send(frame).await;
-            }
-        }
     }
 }

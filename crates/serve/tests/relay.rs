@@ -124,3 +124,53 @@ async fn a_change_of_the_fleets_catalogue_is_a_list_changed_to_the_client() {
     raw.close().await.unwrap();
     fleet.manager.close().await;
 }
+
+#[tokio::test]
+async fn log_messages_reach_the_client_named_by_server_at_the_level_it_set() {
+    let fleet = fleet(&[("a", &["log_warning", "log_error"]), ("b", &["echo"])]).await;
+    let mut raw = serve_raw(&fleet.manager, ServeOptions::new());
+    raw.initialize("2025-11-25").await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "a__log_warning"}}))
+        .await;
+    let (mut note, mut answered) = (None, false);
+    while note.is_none() || !answered {
+        let message = raw.recv().await;
+        if message["method"] == "notifications/message" {
+            note = Some(message);
+        } else if message["id"] == 1 {
+            answered = true;
+        }
+    }
+    let note = note.unwrap();
+    assert_eq!(
+        note["params"],
+        json!({"level": "warning", "logger": "a/x", "data": "a says warning"})
+    );
+
+    let set = raw
+        .request(2, "logging/setLevel", json!({"level": "error"}))
+        .await;
+    assert_eq!(set["result"], json!({}), "{set}");
+    raw.request(3, "tools/call", json!({"name": "a__log_warning"}))
+        .await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "a__log_error"}}))
+        .await;
+    // One server's messages keep their order: a warning let through would
+    // come before the error.
+    let note = loop {
+        let message = raw.recv().await;
+        if message["method"] == "notifications/message" {
+            break message;
+        }
+    };
+    assert_eq!(note["params"]["level"], "error", "{note}");
+
+    let bad = raw
+        .request(5, "logging/setLevel", json!({"level": "loud"}))
+        .await;
+    assert_eq!(bad["error"]["code"], -32602, "{bad}");
+    raw.close().await.unwrap();
+    fleet.manager.close().await;
+}

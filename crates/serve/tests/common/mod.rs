@@ -36,7 +36,8 @@ pub type Seen = mpsc::UnboundedReceiver<String>;
 /// notification under the token the call carried, then never answers;
 /// a `notifications/cancelled` it gets is reported as
 /// `"{label} cancelled {requestId}"`. `tools/list_changed` is sent when the
-/// test says so through the returned sender.
+/// test says so through the returned sender. A tool `log_{level}` sends a
+/// log message at that level (logger `x`) before its answer.
 fn upstream(
     mut peer: MemoryPeer,
     label: String,
@@ -81,6 +82,9 @@ fn upstream(
                             let tool = params["name"].as_str().unwrap_or_default().to_owned();
                             let _ =
                                 seen.send(format!("{label} call {tool} {}", params["arguments"]));
+                            if let Some(level) = tool.strip_prefix("log_") {
+                                send(&peer, notification("notifications/message", json!({"level": level, "logger": "x", "data": format!("{label} says {level}")}))).await;
+                            }
                             if tool == "slow" {
                                 let token = params["_meta"]["progressToken"].clone();
                                 send(&peer, notification("notifications/progress", json!({"progressToken": token, "progress": 1, "total": 4, "message": "a quarter"}))).await;
