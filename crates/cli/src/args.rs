@@ -283,14 +283,30 @@ pub(crate) enum Command {
         /// The server's URL or its name in the --config files (or -s).
         target: Option<String>,
     },
-    /// Offers every server of the --config files as one MCP server on
-    /// stdin and stdout (tools named server__tool; logs on stderr only).
+    /// Offers every server of the --config files as one MCP server (tools
+    /// named server__tool): on stdin and stdout, or with --http on
+    /// 127.0.0.1. Logs go to stderr only.
     #[command(
-        after_help = "Example (a host's entry: one server, the whole fleet):\n  \
+        after_help = "Examples (a host's entry: one server, the whole fleet):\n  \
         {\"mcpServers\": {\"fleet\": {\"command\": \"mcpwire\",\n    \
-        \"args\": [\"--config\", \"/home/me/.cursor/mcp.json\", \"serve\"]}}}"
+        \"args\": [\"--config\", \"/home/me/.cursor/mcp.json\", \"serve\"]}}}\n  \
+        MCPWIRE_SERVE_TOKEN=s3cret mcpwire --config fleet.json serve --http --port 8808"
     )]
-    Serve,
+    Serve {
+        /// Serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
+        /// stdio; the URL is the first line on stdout.
+        #[arg(long)]
+        http: bool,
+        /// The port for --http [default: a free one].
+        #[arg(long, value_name = "N", requires = "http")]
+        port: Option<u16>,
+        /// The bearer token HTTP clients must send [default:
+        /// $MCPWIRE_SERVE_TOKEN, else a random one, shown once on stdout
+        /// after the URL]. A flag's value is visible to other users of
+        /// the machine (ps): prefer the variable.
+        #[arg(long, value_name = "TOKEN", requires = "http")]
+        token: Option<String>,
+    },
 }
 
 /// Splits `argv` (without the program name) at the first `--`: what is

@@ -266,7 +266,7 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
         | Command::Servers
         | Command::Login { .. }
         | Command::Logout { .. }
-        | Command::Serve => Err(Failure::usage("this command does not run here")),
+        | Command::Serve { .. } => Err(Failure::usage("this command does not run here")),
     }
 }
 

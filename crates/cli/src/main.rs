@@ -124,7 +124,9 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
     let global = &cli.global;
     match &cli.command {
         Command::Servers => servers::list(&target::load_configs(global)?, global.server.as_deref()),
-        Command::Serve => serve::run(global).await,
+        Command::Serve { http, port, token } => {
+            serve::run(global, *http, *port, token.clone()).await
+        }
         Command::Login { target } => login::login(global, server_command, target.as_deref()).await,
         Command::Logout { target } => {
             login::logout(global, server_command, target.as_deref()).await

@@ -1,17 +1,18 @@
 //! `serve`: the fleet of the `--config` files offered as one MCP server on
 //! this process's stdin and stdout, so one entry in a host's configuration
 //! gives it every server (their tools named `{server}__{tool}`, each
-//! entry's filters applied by the manager).
+//! entry's filters applied by the manager), or with `--http` as Streamable
+//! HTTP on 127.0.0.1.
 //!
-//! stdout carries the protocol and nothing else: every word for people
-//! goes to stderr.
+//! Over stdio, stdout carries the protocol and nothing else: every word
+//! for people goes to stderr.
 
 use std::io::Write;
 
 use mcpwire::config::ProcessEnvironment;
 use mcpwire::manager::{Manager, ServerSkip, Transports};
 use mcpwire::transport::{IoConfig, IoTransport};
-use mcpwire_serve::Server;
+use mcpwire_serve::{HttpOptions, Server};
 use serde_json::Value;
 
 use crate::args::Global;
@@ -20,8 +21,13 @@ use crate::failure::{Exit, Failure};
 use crate::target;
 
 /// Builds the fleet, starts it, and serves one client on stdio until it
-/// closes its side (or Ctrl-C).
-pub(crate) async fn run(global: &Global) -> Result<Shown, Failure> {
+/// closes its side, or (`http`) HTTP clients on 127.0.0.1 until Ctrl-C.
+pub(crate) async fn run(
+    global: &Global,
+    http: bool,
+    port: Option<u16>,
+    token: Option<String>,
+) -> Result<Shown, Failure> {
     let config = target::load_configs(global)?;
     if config.servers.is_empty() {
         return Err(Failure::usage(
@@ -59,23 +65,71 @@ pub(crate) async fn run(global: &Global) -> Result<Shown, Failure> {
         let tools = manager.tools().map(|t| t.len()).unwrap_or(0);
         let _ = writeln!(
             err,
-            "mcpwire serve: {} of {} servers up, {tools} tools; serving on stdio",
+            "mcpwire serve: {} of {} servers up, {tools} tools; serving on {}",
             report.connected.len(),
             manager.servers().len(),
+            if http { "HTTP" } else { "stdio" },
         );
     }
-    let stdio = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
     let server = Server::new(manager.clone());
-    let served = tokio::select! {
-        served = server.serve(stdio) => served,
-        _ = tokio::signal::ctrl_c() => Ok(()),
+    let served = if http {
+        serve_http(&server, port, token).await
+    } else {
+        let stdio = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
+        tokio::select! {
+            served = server.serve(stdio) => {
+                served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
+            }
+            _ = tokio::signal::ctrl_c() => Ok(()),
+        }
     };
     manager.close().await;
-    served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))?;
+    served?;
     Ok(Shown {
         json: Value::Null,
         items: None,
         text: String::new(),
         failure: None,
     })
+}
+
+/// Serves Streamable HTTP on 127.0.0.1 until Ctrl-C. The URL is the first
+/// line on stdout; a generated token the second, and nowhere else.
+///
+/// Why stdout: in this mode it carries nothing else, and it goes to the
+/// person or the program that started us (and so must know the token),
+/// whereas stderr is where logs go and is often kept in files. The token
+/// is never written to stderr, a log or `-v`.
+async fn serve_http(
+    server: &Server,
+    port: Option<u16>,
+    token: Option<String>,
+) -> Result<(), Failure> {
+    let given = token.or_else(|| std::env::var("MCPWIRE_SERVE_TOKEN").ok());
+    let generated = given.is_none();
+    let token = given.unwrap_or_else(mcpwire_serve::generate_token);
+    if token.is_empty() {
+        return Err(Failure::usage("the bearer token is empty"));
+    }
+    let listener =
+        tokio::net::TcpListener::bind((std::net::Ipv4Addr::LOCALHOST, port.unwrap_or(0)))
+            .await
+            .map_err(|e| Failure::caused(Exit::Usage, "cannot listen on 127.0.0.1", e))?;
+    let address = listener
+        .local_addr()
+        .map_err(|e| Failure::caused(Exit::Usage, "cannot listen on 127.0.0.1", e))?;
+    {
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "http://{address}/mcp");
+        if generated {
+            let _ = writeln!(out, "Authorization: Bearer {token}");
+        }
+        let _ = out.flush();
+    }
+    tokio::select! {
+        served = server.serve_http(listener, HttpOptions::new(token)) => {
+            served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
+        }
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    }
 }

@@ -112,25 +112,81 @@ fn installed(relative: &str) -> PathBuf {
     path
 }
 
-/// Runs the Python SDK client script with `python` against
-/// `mcpwire --config FILE serve`, and returns its report.
-fn python_client(python: &Path) -> Value {
+/// `mcpwire --config FILE serve --http` running, ended with SIGINT (as
+/// Ctrl-C) when dropped; its URL and the token it printed.
+struct ServeHttp {
+    child: std::process::Child,
+    url: String,
+    token: String,
+}
+
+impl ServeHttp {
+    fn start(config: &Path) -> Self {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+            .arg("--config")
+            .arg(config)
+            .args(["serve", "--http"])
+            .env_remove("MCPWIRE_SERVE_TOKEN")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+        let url = lines.next().expect("the URL").unwrap();
+        let token = lines.next().expect("the token").unwrap();
+        let token = token
+            .strip_prefix("Authorization: Bearer ")
+            .unwrap_or_else(|| panic!("a token line: {token}"))
+            .to_owned();
+        Self { child, url, token }
+    }
+
+    /// Ends it as Ctrl-C would; returns its stderr.
+    fn stop(mut self) -> String {
+        let pid = self.child.id().to_string();
+        let _ = Command::new("kill").args(["-INT", &pid]).status();
+        let mut err = String::new();
+        use std::io::Read as _;
+        let _ = self.child.stderr.take().unwrap().read_to_string(&mut err);
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "{status:?}: {err}");
+        err
+    }
+}
+
+impl Drop for ServeHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Runs the Python SDK client script with `python` against the fleet,
+/// over stdio (`mcpwire --config FILE serve`) or over HTTP, and returns
+/// its report.
+fn python_client(python: &Path, http: bool) -> Value {
     let dir = tempfile::tempdir().unwrap();
     let config = fleet_config(dir.path());
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/serve_client_py.py");
-    let out = Command::new(python)
-        .arg(script)
-        .arg(env!("CARGO_BIN_EXE_mcpwire"))
-        .arg("--config")
-        .arg(&config)
-        .arg("serve")
-        .output()
-        .unwrap();
+    let mut command = Command::new(python);
+    command.arg(script);
+    let served = http.then(|| ServeHttp::start(&config));
+    match &served {
+        Some(served) => command.args(["http", &served.url, &served.token]),
+        None => command
+            .args(["stdio", env!("CARGO_BIN_EXE_mcpwire"), "--config"])
+            .arg(&config)
+            .arg("serve"),
+    };
+    let out = command.output().unwrap();
     assert!(
         out.status.success(),
         "the Python client failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
+    if let Some(served) = served {
+        served.stop();
+    }
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
@@ -165,20 +221,35 @@ fn assert_python_report(report: &Value) {
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_2_client_lists_and_calls_the_fleet_through_serve() {
-    let report = python_client(&installed("venv/bin/python"));
+    let report = python_client(&installed("venv/bin/python"), false);
+    assert_python_report(&report);
+}
+
+#[test]
+#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
+fn the_python_sdk_2_client_lists_and_calls_the_fleet_over_http() {
+    let report = python_client(&installed("venv/bin/python"), true);
+    assert_python_report(&report);
+}
+
+#[test]
+#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
+fn the_python_sdk_1_client_lists_and_calls_the_fleet_over_http() {
+    let report = python_client(&installed("venv-mcp1/bin/python"), true);
     assert_python_report(&report);
 }
 
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_1_client_lists_and_calls_the_fleet_through_serve() {
-    let report = python_client(&installed("venv-mcp1/bin/python"));
+    let report = python_client(&installed("venv-mcp1/bin/python"), false);
     assert_python_report(&report);
 }
 
-#[test]
-#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
-fn the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstream() {
+/// The TypeScript SDK client against a fleet whose third server is the
+/// slow upstream, over stdio or HTTP: progress, logs, and a cancel that
+/// reaches the upstream.
+fn typescript_client(http: bool) {
     let sdk = installed("npm/node_modules/@modelcontextprotocol/sdk");
     let python = installed("venv/bin/python");
     let dir = tempfile::tempdir().unwrap();
@@ -196,13 +267,17 @@ fn the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstr
     }});
     let config_path = dir.path().join("fleet.json");
     std::fs::write(&config_path, config.to_string()).unwrap();
-    let out = Command::new("node")
-        .arg(servers.join("serve_client_ts.mjs"))
-        .arg(&sdk)
-        .arg(env!("CARGO_BIN_EXE_mcpwire"))
-        .arg("--config")
-        .arg(&config_path)
-        .arg("serve")
+    let mut command = Command::new("node");
+    command.arg(servers.join("serve_client_ts.mjs")).arg(&sdk);
+    let served = http.then(|| ServeHttp::start(&config_path));
+    match &served {
+        Some(served) => command.args(["http", &served.url, &served.token]),
+        None => command
+            .args(["stdio", env!("CARGO_BIN_EXE_mcpwire"), "--config"])
+            .arg(&config_path)
+            .arg("serve"),
+    };
+    let out = command
         .output()
         .expect("node runs (needed with the npm servers)");
     assert!(
@@ -249,4 +324,52 @@ fn the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstr
     assert_eq!(lines.len(), 2, "{lines:?}");
     assert_eq!(lines[0], "call wait");
     assert!(lines[1].starts_with("cancelled "), "{lines:?}");
+    if let Some(served) = served {
+        served.stop();
+    }
+}
+
+#[test]
+#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
+fn the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstream() {
+    typescript_client(false);
+}
+
+#[test]
+#[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
+fn over_http_the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches_the_upstream() {
+    typescript_client(true);
+}
+
+#[test]
+fn serve_http_shows_a_generated_token_once_on_stdout_and_never_on_stderr() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = ServeHttp::start(&fleet_config(dir.path()));
+    assert!(
+        served.url.starts_with("http://127.0.0.1:"),
+        "{}",
+        served.url
+    );
+    assert!(served.url.ends_with("/mcp"), "{}", served.url);
+    assert_eq!(served.token.len(), 64, "{}", served.token);
+    let token = served.token.clone();
+    // A request without it is refused.
+    let host = served
+        .url
+        .trim_start_matches("http://")
+        .trim_end_matches("/mcp")
+        .to_owned();
+    let mut stream = std::net::TcpStream::connect(&host).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 2\r\n\r\n{{}}"
+    )
+    .unwrap();
+    let mut answer = String::new();
+    use std::io::Read as _;
+    stream.read_to_string(&mut answer).unwrap();
+    assert!(answer.starts_with("HTTP/1.1 401"), "{answer}");
+    let err = served.stop();
+    assert!(err.contains("serving on HTTP"), "{err}");
+    assert!(!err.contains(&token), "the token is not on stderr: {err}");
 }

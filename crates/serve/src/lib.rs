@@ -43,7 +43,9 @@ mod wire;
 mod methods;
 mod relay;
 mod session;
+mod http;
 
 pub use error::ServeError;
+pub use http::{HttpOptions, generate_token};
 pub use methods::SUPPORTED_VERSIONS;
 pub use session::{ServeOptions, Server};

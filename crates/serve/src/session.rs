@@ -106,28 +106,7 @@ impl Server {
     /// client closed its side; with [`ServeError::Transport`] when the
     /// connection failed.
     pub async fn serve<T: Transport>(&self, mut transport: T) -> Result<(), ServeError> {
-        let session = Arc::new(Session {
-            manager: self.manager.clone(),
-            options: self.options.clone(),
-            sender: transport.sender(),
-            running: Mutex::new(HashMap::new()),
-            slots: Arc::new(Semaphore::new(self.options.max_in_flight)),
-            initialized: CancellationToken::new(),
-            log_level: Arc::default(),
-        });
-        let relays = [
-            tokio::spawn(relay::list_changed(
-                session.manager.clone(),
-                session.sender.clone(),
-                session.initialized.clone(),
-            )),
-            tokio::spawn(relay::logs(
-                session.manager.clone(),
-                session.sender.clone(),
-                session.initialized.clone(),
-                session.log_level.clone(),
-            )),
-        ];
+        let session = Session::start(self, transport.sender());
         transport.set_active(Active::Many(WINDOW));
         let mut left = WINDOW.get();
         let reason = loop {
@@ -145,10 +124,7 @@ impl Server {
                 None => break CloseReason::Local,
             }
         };
-        for relay in relays {
-            relay.abort();
-        }
-        session.cancel_all();
+        session.end();
         match reason {
             CloseReason::Local | CloseReason::Eof | CloseReason::Exited(_) => Ok(()),
             other => Err(ServeError::Transport(other)),
@@ -157,7 +133,7 @@ impl Server {
 }
 
 /// One client's state.
-struct Session {
+pub(crate) struct Session {
     manager: Manager,
     options: Arc<ServeOptions>,
     sender: FrameSender,
@@ -170,9 +146,60 @@ struct Session {
     initialized: CancellationToken,
     /// The level the client set with `logging/setLevel`.
     log_level: Arc<LogLevel>,
+    /// The relays' tasks, aborted when the session ends.
+    relays: Mutex<Vec<tokio::task::AbortHandle>>,
 }
 
 impl Session {
+    /// A session of `server` whose messages to the client go to `sender`,
+    /// its relays started.
+    pub(crate) fn start(server: &Server, sender: FrameSender) -> Arc<Self> {
+        let session = Arc::new(Session {
+            manager: server.manager.clone(),
+            options: server.options.clone(),
+            sender,
+            running: Mutex::new(HashMap::new()),
+            slots: Arc::new(Semaphore::new(server.options.max_in_flight)),
+            initialized: CancellationToken::new(),
+            log_level: Arc::default(),
+            relays: Mutex::new(Vec::new()),
+        });
+        let relays = vec![
+            tokio::spawn(relay::list_changed(
+                session.manager.clone(),
+                session.sender.clone(),
+                session.initialized.clone(),
+            ))
+            .abort_handle(),
+            tokio::spawn(relay::logs(
+                session.manager.clone(),
+                session.sender.clone(),
+                session.initialized.clone(),
+                session.log_level.clone(),
+            ))
+            .abort_handle(),
+        ];
+        *session
+            .relays
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner) = relays;
+        session
+    }
+
+    /// Ends the session: stops its relays and cancels every request still
+    /// running (upstream too).
+    pub(crate) fn end(&self) {
+        for relay in self
+            .relays
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .drain(..)
+        {
+            relay.abort();
+        }
+        self.cancel_all();
+    }
+
     fn running(&self) -> std::sync::MutexGuard<'_, HashMap<Id, CancellationToken>> {
         // The map is left consistent by every critical section (single
         // inserts and removes), so a poisoned lock is still usable.
@@ -181,7 +208,7 @@ impl Session {
 
     /// Handles one frame from the client. Waits only to send an immediate
     /// error answer, which pushes back on a client that does not read.
-    async fn on_frame(self: &Arc<Self>, frame: Bytes) {
+    pub(crate) async fn on_frame(self: &Arc<Self>, frame: Bytes) {
         match Message::parse(frame) {
             Ok(Message::Request(request)) => self.on_request(request).await,
             Ok(Message::Notification(n)) => self.on_notification(&n),

@@ -1,12 +1,13 @@
 // A real MCP client for `mcpwire serve`'s tests: the official TypeScript
-// SDK (its path is the first argument) spawns the command that follows
-// over stdio, lists the tools, calls one tool of each server, then calls
+// SDK (its path is the first argument) either spawns the command that
+// follows over stdio (`stdio CMD ARGS...`) or reaches a Streamable HTTP
+// endpoint with a bearer token (`http URL TOKEN`), lists the tools, calls one tool of each server, then calls
 // `three__wait` with a progress callback and aborts it at the first
 // progress. It prints what it saw as one JSON object on stdout; the Rust
 // test asserts on it.
 import { pathToFileURL } from "node:url";
 
-const [sdk, command, ...args] = process.argv.slice(2);
+const [sdk, mode, ...rest] = process.argv.slice(2);
 const load = (p) => import(pathToFileURL(`${sdk}/dist/esm/${p}`).href);
 const { Client } = await load("client/index.js");
 const { StdioClientTransport } = await load("client/stdio.js");
@@ -17,7 +18,17 @@ const logs = [];
 client.setNotificationHandler(LoggingMessageNotificationSchema, (n) => {
   logs.push(n.params);
 });
-const transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+let transport;
+if (mode === "http") {
+  const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
+  const [url, token] = rest;
+  transport = new StreamableHTTPClientTransport(new URL(url), {
+    requestInit: { headers: { Authorization: `Bearer ${token}` } },
+  });
+} else {
+  const [command, ...args] = rest;
+  transport = new StdioClientTransport({ command, args, stderr: "inherit" });
+}
 await client.connect(transport);
 const report = { serverInfo: client.getServerVersion()?.name };
 report.tools = (await client.listTools()).tools.map((t) => t.name).sort();
