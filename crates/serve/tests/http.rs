@@ -14,7 +14,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 
 const TOKEN: &str = "t0ken";
-const FLEET: &[(&str, &[&str])] = &[("a", &["echo"]), ("b", &["add"])];
+const FLEET: &[(&str, &[&str])] = &[("a", &["echo", "slow"]), ("b", &["add"])];
 
 /// Serves `fleet` with `options` on a free loopback port.
 async fn endpoint(fleet: &Fleet, options: HttpOptions) -> SocketAddr {
@@ -202,7 +202,7 @@ async fn initialize_makes_a_session_that_later_requests_name_and_delete_ends() {
         .iter()
         .map(|t| t["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["a__echo", "b__add"]);
+    assert_eq!(names, ["a__echo", "a__slow", "b__add"]);
 
     let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"}).to_string();
     assert_eq!(send(addr, "POST", &with_id, &note).await.status, 202);
@@ -253,7 +253,7 @@ async fn sessions_are_bounded_and_idle_ones_end() {
     let fleet = fleet(FLEET).await;
     let options = HttpOptions::new(TOKEN)
         .max_sessions(1)
-        .idle_timeout(Duration::from_millis(300));
+        .idle_timeout(Duration::from_millis(1200));
     let addr = endpoint(&fleet, options).await;
     let id = session(addr).await;
     let again = send(
@@ -265,8 +265,20 @@ async fn sessions_are_bounded_and_idle_ones_end() {
     .await;
     assert_eq!(again.status, 503, "one session at most");
 
-    tokio::time::sleep(Duration::from_millis(1000)).await;
     let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    // A sweep has run (every quarter of the timeout), and the session, not
+    // idle that long, is still there.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let answer = send(
+        addr,
+        "POST",
+        &[("Authorization", BEARER), ("Mcp-Session-Id", id.as_str())],
+        &ping,
+    )
+    .await;
+    assert_eq!(answer.status, 200, "not idle long enough yet");
+
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let answer = send(
         addr,
         "POST",
@@ -289,5 +301,47 @@ async fn a_body_over_the_limit_is_413_and_bad_json_400() {
     let answer = send(addr, "POST", &[("Authorization", BEARER)], "{nope").await;
     assert_eq!(answer.status, 400);
     assert_eq!(answer.json()["error"]["code"], -32700);
+    fleet.manager.close().await;
+}
+
+#[tokio::test]
+async fn a_cancelled_request_ends_its_stream_without_an_answer() {
+    let fleet = fleet(FLEET).await;
+    let addr = endpoint(&fleet, HttpOptions::new(TOKEN)).await;
+    let id = session(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 9, "method": "tools/call",
+        "params": {"name": "a__slow", "arguments": {}}})
+    .to_string();
+    let stream_id = id.clone();
+    let streaming = tokio::spawn(async move {
+        send(
+            addr,
+            "POST",
+            &[
+                ("Authorization", BEARER),
+                ("Accept", "application/json, text/event-stream"),
+                ("Mcp-Session-Id", stream_id.as_str()),
+            ],
+            &call,
+        )
+        .await
+    });
+    // The call reached its server; then the client cancels it.
+    let mut seen = fleet.seen;
+    assert_eq!(seen_at_least(&mut seen, 1).await, ["a call slow {}"]);
+    let cancel = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 9}})
+    .to_string();
+    let answer = send(
+        addr,
+        "POST",
+        &[("Authorization", BEARER), ("Mcp-Session-Id", id.as_str())],
+        &cancel,
+    )
+    .await;
+    assert_eq!(answer.status, 202);
+    let ended = within(streaming).await.unwrap();
+    assert!(!ended.body.contains("\"result\""), "{}", ended.body);
+    assert!(seen_at_least(&mut seen, 1).await[0].starts_with("a cancelled "));
     fleet.manager.close().await;
 }
