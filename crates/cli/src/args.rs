@@ -306,6 +306,11 @@ pub(crate) enum Command {
         /// the machine (ps): prefer the variable.
         #[arg(long, value_name = "TOKEN", requires = "http")]
         token: Option<String>,
+        /// Serve on a Unix socket at PATH instead (readable by you only):
+        /// each connection is a client, and `-s unix:PATH` makes later
+        /// commands calls on this live fleet.
+        #[arg(long, value_name = "PATH", conflicts_with = "http")]
+        socket: Option<PathBuf>,
     },
 }
 

@@ -8,6 +8,7 @@
 //! for people goes to stderr.
 
 use std::io::Write;
+use std::path::{Path, PathBuf};
 
 use mcpwire::config::ProcessEnvironment;
 use mcpwire::manager::{Manager, ServerSkip, Transports};
@@ -20,14 +21,33 @@ use crate::commands::Shown;
 use crate::failure::{Exit, Failure};
 use crate::target;
 
+/// Where to serve.
+pub(crate) enum Mode {
+    /// One client on stdin and stdout.
+    Stdio,
+    /// Streamable HTTP on 127.0.0.1: the port, the token.
+    Http(Option<u16>, Option<String>),
+    /// Each connection of a Unix socket at this path.
+    Unix(PathBuf),
+}
+
 /// Builds the fleet, starts it, and serves one client on stdio until it
-/// closes its side, or (`http`) HTTP clients on 127.0.0.1 until Ctrl-C.
-pub(crate) async fn run(
-    global: &Global,
-    http: bool,
-    port: Option<u16>,
-    token: Option<String>,
-) -> Result<Shown, Failure> {
+/// closes its side, or HTTP or socket clients until Ctrl-C.
+pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
+    // The socket first: a path already served fails before any server of
+    // the fleet is started.
+    #[cfg(unix)]
+    let socket = match &mode {
+        Mode::Unix(path) => Some(bind_unix(path).await?),
+        _ => None,
+    };
+    #[cfg(not(unix))]
+    if let Mode::Unix(path) = &mode {
+        return Err(Failure::usage(format!(
+            "cannot serve on {}: Unix sockets are for Unix",
+            path.display()
+        )));
+    }
     let config = target::load_configs(global)?;
     if config.servers.is_empty() {
         return Err(Failure::usage(
@@ -68,19 +88,31 @@ pub(crate) async fn run(
             "mcpwire serve: {} of {} servers up, {tools} tools; serving on {}",
             report.connected.len(),
             manager.servers().len(),
-            if http { "HTTP" } else { "stdio" },
+            match &mode {
+                Mode::Stdio => "stdio".to_owned(),
+                Mode::Http(..) => "HTTP".to_owned(),
+                Mode::Unix(path) => format!("unix:{}", path.display()),
+            },
         );
     }
     let server = Server::new(manager.clone());
-    let served = if http {
-        serve_http(&server, port, token).await
-    } else {
-        let stdio = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
-        tokio::select! {
-            served = server.serve(stdio) => {
-                served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
+    let served = match mode {
+        Mode::Http(port, token) => serve_http(&server, port, token).await,
+        #[cfg(unix)]
+        Mode::Unix(path) => match socket {
+            Some(listener) => serve_unix(&server, listener, &path).await,
+            None => Ok(()),
+        },
+        #[cfg(not(unix))]
+        Mode::Unix(_) => Ok(()),
+        Mode::Stdio => {
+            let stdio = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
+            tokio::select! {
+                served = server.serve(stdio) => {
+                    served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
+                }
+                _ = tokio::signal::ctrl_c() => Ok(()),
             }
-            _ = tokio::signal::ctrl_c() => Ok(()),
         }
     };
     manager.close().await;
@@ -132,4 +164,59 @@ async fn serve_http(
         }
         _ = tokio::signal::ctrl_c() => Ok(()),
     }
+}
+
+/// How many clients a socket serves at once.
+#[cfg(unix)]
+const SOCKET_CLIENTS: usize = 64;
+
+/// A Unix socket bound at `path`, the owner's only. A socket file left by
+/// a `serve` that is gone is replaced; one that still answers is not.
+#[cfg(unix)]
+async fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener, Failure> {
+    use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
+    let cannot = |e| {
+        Failure::caused(
+            Exit::Usage,
+            format!("cannot listen on {}", path.display()),
+            e,
+        )
+    };
+    if let Ok(meta) = std::fs::symlink_metadata(path) {
+        if !meta.file_type().is_socket() {
+            return Err(Failure::usage(format!(
+                "{} exists and is not a socket",
+                path.display()
+            )));
+        }
+        if tokio::net::UnixStream::connect(path).await.is_ok() {
+            return Err(Failure::usage(format!(
+                "a server already listens on {}",
+                path.display()
+            )));
+        }
+        std::fs::remove_file(path).map_err(cannot)?;
+    }
+    let listener = tokio::net::UnixListener::bind(path).map_err(cannot)?;
+    // Whoever can connect can call every tool of the fleet: the owner only.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).map_err(cannot)?;
+    Ok(listener)
+}
+
+/// Serves each connection of `listener` until Ctrl-C, then removes the
+/// socket file at `path`.
+#[cfg(unix)]
+async fn serve_unix(
+    server: &Server,
+    listener: tokio::net::UnixListener,
+    path: &Path,
+) -> Result<(), Failure> {
+    let served = tokio::select! {
+        served = server.serve_unix(listener, SOCKET_CLIENTS) => {
+            served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
+        }
+        _ = tokio::signal::ctrl_c() => Ok(()),
+    };
+    let _ = std::fs::remove_file(path);
+    served
 }

@@ -373,3 +373,63 @@ fn serve_http_shows_a_generated_token_once_on_stdout_and_never_on_stderr() {
     assert!(err.contains("serving on HTTP"), "{err}");
     assert!(!err.contains(&token), "the token is not on stderr: {err}");
 }
+
+#[cfg(unix)]
+#[test]
+fn later_commands_are_calls_on_a_fleet_served_on_a_unix_socket() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let dir = tempfile::tempdir().unwrap();
+    let config = fleet_config(dir.path());
+    let socket = dir.path().join("fleet.sock");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+        .arg("--config")
+        .arg(&config)
+        .arg("serve")
+        .arg("--socket")
+        .arg(&socket)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while !socket.exists() {
+        assert!(std::time::Instant::now() < deadline, "no socket in time");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let mode = std::fs::metadata(&socket).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o600, "the owner's only: {mode:o}");
+    let target = format!("unix:{}", socket.display());
+    for (tool, args, answer) in [
+        ("one__echo", "message=first", "first"),
+        ("two__add", "a=2", "4"),
+        ("three__echo", "message=third", "third"),
+    ] {
+        let mut cmd = mcpwire();
+        cmd.args(["-s", &target, "call", tool, args]);
+        if tool == "two__add" {
+            cmd.arg("b=2");
+        }
+        let out = cmd.output().unwrap();
+        assert!(out.status.success(), "{tool}: {}", stderr(&out));
+        // The text first (`add` then shows its structured content too).
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        assert_eq!(text.lines().next(), Some(answer), "{text}");
+    }
+    // A second serve on the same socket is refused; the first goes on.
+    let out = mcpwire()
+        .arg("--config")
+        .arg(&config)
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("already listens"), "{}", stderr(&out));
+
+    let _ = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "{status:?}");
+    assert!(!socket.exists(), "the socket file is removed");
+}

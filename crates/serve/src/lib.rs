@@ -11,6 +11,11 @@
 //! `resources/templates/list`), each call routed by the manager with its
 //! filters, pins and hooks.
 //!
+//! [`Server::serve_http`] serves Streamable HTTP on a loopback listener
+//! (sessions, a bearer token, `Origin` and `Host` checks), and on Unix
+//! `Server::serve_unix` (Unix only) serves each connection of a Unix socket as one
+//! client.
+//!
 //! What it relays: the client's `notifications/cancelled` cancels the
 //! upstream call; upstream progress reaches the client under its own
 //! `progressToken`; a change of the fleet's catalogue is a `list_changed`
@@ -44,6 +49,8 @@ mod methods;
 mod relay;
 mod session;
 mod http;
+#[cfg(unix)]
+mod unix;
 
 pub use error::ServeError;
 pub use http::{HttpOptions, generate_token};
