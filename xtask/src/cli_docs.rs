@@ -191,14 +191,19 @@ const SECTIONS: &[Section] = &[
                the URL, where only whoever started `serve` reads it (never on stderr, where \
                logs go). A request with an `Origin` or `Host` other than the loopback is \
                refused (403): a web page cannot reach the fleet through the user's browser.\
+               \n\n`--socket PATH` serves on a Unix socket instead (the owner's only; each \
+               connection is a client, 64 at once), and `-s unix:PATH` makes any later \
+               command a call on that live fleet: the servers are started once, not at \
+               every command. A socket file whose `serve` is gone is replaced; one still \
+               served is not.\
                \n\nNot yet: the 2026-07-28 revision to its own clients (they fall back to \
                `initialize`), passing the servers' requests (sampling, elicitation, roots) \
                to the client that caused them (the fleet's servers are not offered them), \
-               a Unix socket and lasting sessions for later commands \
-               (`-s unix:PATH`), and `completion/complete`.",
+               named sessions, and `completion/complete`.",
         commands: &[
             "mcpwire serve -h",
             "(printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"0\"}}}'; sleep 1; printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"message\":\"through serve\"}}}'; sleep 1) | mcpwire --config demo.json serve",
+            "mcpwire --config demo.json serve --socket fleet.sock & sleep 2; mcpwire -s unix:fleet.sock call demo__echo message=lasting; mcpwire -s unix:fleet.sock ping > /dev/null && echo pong; kill -INT $!; wait",
         ],
     },
     Section {

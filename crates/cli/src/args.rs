@@ -10,6 +10,7 @@ const EXAMPLES: &str = "\
 Target (one of):
   -s NAME            a server from the --config files (optional with exactly one)
   -s URL             a remote server (Streamable HTTP, or legacy HTTP+SSE)
+  -s unix:PATH       a fleet left running by `mcpwire serve --socket PATH`
   -- CMD ARGS...     at the end of the line: a local server over stdio
 
 Examples:
@@ -35,7 +36,8 @@ pub(crate) struct Cli {
 /// Options accepted anywhere before `--`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Global {
-    /// The server: a NAME from the --config files, or a URL.
+    /// The server: a NAME from the --config files, a URL, or unix:PATH (a
+    /// `serve --socket PATH` left running).
     #[arg(short = 's', long = "server", global = true, value_name = "NAME|URL")]
     pub(crate) server: Option<String>,
     /// A configuration file (Claude Desktop, Claude Code, Cursor, VS Code,
