@@ -38,7 +38,7 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
     // the fleet is started.
     #[cfg(unix)]
     let socket = match &mode {
-        Mode::Unix(path) => Some(bind_unix(path).await?),
+        Mode::Unix(path) => Some((bind_unix(path).await?, Unlink(path.clone()))),
         _ => None,
     };
     #[cfg(not(unix))]
@@ -99,8 +99,8 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
     let served = match mode {
         Mode::Http(port, token) => serve_http(&server, port, token).await,
         #[cfg(unix)]
-        Mode::Unix(path) => match socket {
-            Some(listener) => serve_unix(&server, listener, &path).await,
+        Mode::Unix(_) => match socket {
+            Some((listener, _unlink)) => serve_unix(&server, listener).await,
             None => Ok(()),
         },
         #[cfg(not(unix))]
@@ -203,20 +203,25 @@ async fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener, Failure> {
     Ok(listener)
 }
 
-/// Serves each connection of `listener` until Ctrl-C, then removes the
-/// socket file at `path`.
+/// Removes the socket file when dropped: when serving ends, or when the
+/// fleet fails to start after the socket was bound.
 #[cfg(unix)]
-async fn serve_unix(
-    server: &Server,
-    listener: tokio::net::UnixListener,
-    path: &Path,
-) -> Result<(), Failure> {
-    let served = tokio::select! {
+struct Unlink(PathBuf);
+
+#[cfg(unix)]
+impl Drop for Unlink {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// Serves each connection of `listener` until Ctrl-C.
+#[cfg(unix)]
+async fn serve_unix(server: &Server, listener: tokio::net::UnixListener) -> Result<(), Failure> {
+    tokio::select! {
         served = server.serve_unix(listener, SOCKET_CLIENTS) => {
             served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
         }
         _ = tokio::signal::ctrl_c() => Ok(()),
-    };
-    let _ = std::fs::remove_file(path);
-    served
+    }
 }

@@ -433,3 +433,18 @@ fn later_commands_are_calls_on_a_fleet_served_on_a_unix_socket() {
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists(), "the socket file is removed");
 }
+
+#[cfg(unix)]
+#[test]
+fn a_serve_that_fails_to_start_leaves_no_socket_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let socket = dir.path().join("fleet.sock");
+    let out = mcpwire()
+        .args(["serve", "--socket"])
+        .arg(&socket)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--config"), "{}", stderr(&out));
+    assert!(!socket.exists(), "the socket file is removed");
+}
