@@ -621,6 +621,8 @@ mod tests {
         assert!(!same_secret(b"Bearer abd", b"Bearer abc"));
         assert!(!same_secret(b"Bearer ab", b"Bearer abc"));
         assert!(!same_secret(b"", b"Bearer abc"));
+        // Two differences that would cancel out under another fold.
+        assert!(!same_secret(b"ab", b"ba"));
     }
 
     #[test]
@@ -651,5 +653,6 @@ mod tests {
     fn options_never_show_the_token() {
         let shown = format!("{:?}", HttpOptions::new("s3cret-token"));
         assert!(!shown.contains("s3cret"), "{shown}");
+        assert!(shown.contains("max_sessions: 64"), "{shown}");
     }
 }

@@ -10,7 +10,7 @@ use std::time::Duration;
 use common::*;
 use mcpwire_serve::{HttpOptions, Server};
 use serde_json::{Value, json};
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::{TcpListener, TcpStream};
 
 const TOKEN: &str = "t0ken";
@@ -343,5 +343,102 @@ async fn a_cancelled_request_ends_its_stream_without_an_answer() {
     let ended = within(streaming).await.unwrap();
     assert!(!ended.body.contains("\"result\""), "{}", ended.body);
     assert!(seen_at_least(&mut seen, 1).await[0].starts_with("a cancelled "));
+    fleet.manager.close().await;
+}
+
+/// Sends a request whose answer is a stream and reads only its head:
+/// the status and the open connection, to read events from.
+async fn open_stream(
+    addr: SocketAddr,
+    method: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> (u16, BufReader<TcpStream>) {
+    let mut text = format!("{method} /mcp HTTP/1.1\r\nHost: {addr}\r\n");
+    for (name, value) in headers {
+        text.push_str(&format!("{name}: {value}\r\n"));
+    }
+    text.push_str(&format!("Content-Length: {}\r\n\r\n{body}", body.len()));
+    let mut stream = within(TcpStream::connect(addr)).await.unwrap();
+    stream.write_all(text.as_bytes()).await.unwrap();
+    let mut reader = BufReader::new(stream);
+    let mut status = String::new();
+    within(reader.read_line(&mut status)).await.unwrap();
+    loop {
+        let mut line = String::new();
+        within(reader.read_line(&mut line)).await.unwrap();
+        if line == "\r\n" {
+            break;
+        }
+    }
+    let status = status.split(' ').nth(1).unwrap().parse().unwrap();
+    (status, reader)
+}
+
+/// The next SSE event's data on `stream`.
+async fn next_event(stream: &mut BufReader<TcpStream>) -> Value {
+    loop {
+        let mut line = String::new();
+        let n = within(stream.read_line(&mut line)).await.unwrap();
+        assert!(n > 0, "the stream ended");
+        if let Some(data) = line.trim_end().strip_prefix("data: ") {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn progress_goes_to_its_requests_stream_and_delete_cancels_what_runs() {
+    let fleet = fleet(FLEET).await;
+    let addr = endpoint(&fleet, HttpOptions::new(TOKEN)).await;
+    let id = session(addr).await;
+    let call = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "a__slow", "arguments": {}, "_meta": {"progressToken": 17}}})
+    .to_string();
+    let with_id = [
+        ("Authorization", BEARER),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", id.as_str()),
+    ];
+    let (status, mut stream) = open_stream(addr, "POST", &with_id, &call).await;
+    assert_eq!(status, 200);
+    let progress = next_event(&mut stream).await;
+    assert_eq!(progress["method"], "notifications/progress", "{progress}");
+    assert_eq!(progress["params"]["progressToken"], 17);
+
+    assert_eq!(send(addr, "DELETE", &with_id, "").await.status, 200);
+    let mut seen = fleet.seen;
+    let upstream = seen_at_least(&mut seen, 2).await;
+    assert!(upstream[1].starts_with("a cancelled "), "{upstream:?}");
+    fleet.manager.close().await;
+}
+
+#[tokio::test]
+async fn one_get_stream_at_a_time_and_a_session_with_one_open_is_not_idle() {
+    let fleet = fleet(FLEET).await;
+    let options = HttpOptions::new(TOKEN).idle_timeout(Duration::from_millis(300));
+    let addr = endpoint(&fleet, options).await;
+    let id = session(addr).await;
+    let get = [
+        ("Authorization", BEARER),
+        ("Accept", "text/event-stream"),
+        ("Mcp-Session-Id", id.as_str()),
+    ];
+    let (status, _open) = open_stream(addr, "GET", &get, "").await;
+    assert_eq!(status, 200);
+    let (status, _) = open_stream(addr, "GET", &get, "").await;
+    assert_eq!(status, 409, "a second GET stream");
+
+    // Idle far longer than the timeout, but its stream is open.
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    let ping = json!({"jsonrpc": "2.0", "id": 2, "method": "ping"}).to_string();
+    let answer = send(
+        addr,
+        "POST",
+        &[("Authorization", BEARER), ("Mcp-Session-Id", id.as_str())],
+        &ping,
+    )
+    .await;
+    assert_eq!(answer.status, 200, "the session is kept");
     fleet.manager.close().await;
 }
