@@ -381,7 +381,7 @@ fn later_commands_are_calls_on_a_fleet_served_on_a_unix_socket() {
     let dir = tempfile::tempdir().unwrap();
     let config = fleet_config(dir.path());
     let socket = dir.path().join("fleet.sock");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+    let child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
         .arg("--config")
         .arg(&config)
         .arg("serve")
@@ -391,6 +391,8 @@ fn later_commands_are_calls_on_a_fleet_served_on_a_unix_socket() {
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    // Killed if an assertion fails before it is stopped below.
+    let mut child = Killed(child);
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
     while !socket.exists() {
         assert!(std::time::Instant::now() < deadline, "no socket in time");
@@ -427,9 +429,9 @@ fn later_commands_are_calls_on_a_fleet_served_on_a_unix_socket() {
     assert!(stderr(&out).contains("already listens"), "{}", stderr(&out));
 
     let _ = Command::new("kill")
-        .args(["-INT", &child.id().to_string()])
+        .args(["-INT", &child.0.id().to_string()])
         .status();
-    let status = child.wait().unwrap();
+    let status = child.0.wait().unwrap();
     assert!(status.success(), "{status:?}");
     assert!(!socket.exists(), "the socket file is removed");
 }
@@ -447,4 +449,14 @@ fn a_serve_that_fails_to_start_leaves_no_socket_file() {
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     assert!(stderr(&out).contains("--config"), "{}", stderr(&out));
     assert!(!socket.exists(), "the socket file is removed");
+}
+
+/// A child process killed when dropped (a failed assertion leaves none).
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
 }
