@@ -31,6 +31,7 @@ pub(crate) const CRATES: &[(&str, &str)] = &[
     ("mcpwire-client", "crates/client"),
     ("mcpwire-config", "crates/config"),
     ("mcpwire-manager", "crates/manager"),
+    ("mcpwire-serve", "crates/serve"),
     ("mcpwire", "crates/mcpwire"),
 ];
 

@@ -162,6 +162,51 @@ const SECTIONS: &[Section] = &[
         ],
     },
     Section {
+        title: "serve: the whole fleet as one MCP server",
+        text: "`serve` starts every server of the `--config` files and offers them as one MCP \
+               server: its tools are `{server}__{tool}`, each entry's include and exclude \
+               lists apply (`serve` does not keep pins yet). Over stdio (the \
+               default) one entry in a host's file gives it the whole fleet: \
+               `{\"command\": \"mcpwire\", \"args\": [\"--config\", \"FILE\", \"serve\"]}`; \
+               stdout carries only the protocol, and everything for people goes to stderr. \
+               It answers `initialize` with the revision the client asks for when it speaks \
+               it (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05), else the latest; then \
+               `ping`, `tools/list|call`, `prompts/list|get`, `resources/list|read`, \
+               `resources/templates/list` and `logging/setLevel`. It relays the servers' \
+               progress under the client's own `progressToken`, the client's \
+               `notifications/cancelled` to the upstream call, the servers' log messages \
+               (logger `{server}` or `{server}/{logger}`, at or above the level the client \
+               set), and a `list_changed` when the fleet's catalogue changes. Each client's \
+               requests run on their own tasks, at most 64 at once (one more is refused \
+               with an error at once). Closing stdin ends the session: requests still \
+               running are cancelled, so a script waits for its answers first (below, \
+               `sleep` does).\
+               \n\n`--http` serves Streamable HTTP at `http://127.0.0.1:PORT/mcp` instead \
+               (`--port`, else a free one; the URL is the first line on stdout): sessions by \
+               `Mcp-Session-Id`, answers as SSE (progress, then the answer) or JSON, a GET \
+               stream for log messages and `list_changed`, DELETE to end a session, at most \
+               64 sessions, each ended after 10 minutes idle. Every request must carry \
+               `Authorization: Bearer TOKEN`: `--token`, or `$MCPWIRE_SERVE_TOKEN` (not \
+               shown to other users by `ps`), else a random one printed once on stdout after \
+               the URL, where only whoever started `serve` reads it (never on stderr, where \
+               logs go). A request with an `Origin` or `Host` other than the loopback is \
+               refused (403): a web page cannot reach the fleet through the user's browser.\
+               \n\n`--socket PATH` serves on a Unix socket instead (the owner's only; each \
+               connection is a client, 64 at once), and `-s unix:PATH` makes any later \
+               command a call on that live fleet: the servers are started once, not at \
+               every command. A socket file whose `serve` is gone is replaced; one still \
+               served is not.\
+               \n\nNot yet: the 2026-07-28 revision to its own clients (they fall back to \
+               `initialize`), passing the servers' requests (sampling, elicitation, roots) \
+               to the client that caused them (the fleet's servers are not offered them), \
+               named sessions, and `completion/complete`.",
+        commands: &[
+            "mcpwire serve -h",
+            "(printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"0\"}}}'; sleep 1; printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"message\":\"through serve\"}}}'; sleep 1) | mcpwire --config demo.json serve",
+            "mcpwire --config demo.json serve --socket fleet.sock & sleep 2; mcpwire -s unix:fleet.sock call demo__echo message=lasting; mcpwire -s unix:fleet.sock ping > /dev/null && echo pong; kill -INT $!; wait",
+        ],
+    },
+    Section {
         title: "shell",
         text: "A REPL over one connection, with history and completion of tool and prompt \
                names; the server's log messages and notifications show as they arrive. \

@@ -60,6 +60,7 @@ const CRATES: &[(&str, &str)] = &[
     ("auth", "mcpwire-auth"),
     ("config", "mcpwire-config"),
     ("manager", "mcpwire-manager"),
+    ("serve", "mcpwire-serve"),
     ("cli", "mcpwire-cli"),
 ];
 

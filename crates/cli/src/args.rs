@@ -10,6 +10,7 @@ const EXAMPLES: &str = "\
 Target (one of):
   -s NAME            a server from the --config files (optional with exactly one)
   -s URL             a remote server (Streamable HTTP, or legacy HTTP+SSE)
+  -s unix:PATH       a fleet left running by `mcpwire serve --socket PATH`
   -- CMD ARGS...     at the end of the line: a local server over stdio
 
 Examples:
@@ -36,7 +37,8 @@ pub(crate) struct Cli {
 /// Options accepted anywhere before `--`.
 #[derive(Debug, Clone, Args)]
 pub(crate) struct Global {
-    /// The server: a NAME from the --config files, or a URL.
+    /// The server: a NAME from the --config files, a URL, or unix:PATH (a
+    /// `serve --socket PATH` left running).
     #[arg(short = 's', long = "server", global = true, value_name = "NAME|URL")]
     pub(crate) server: Option<String>,
     /// A configuration file (Claude Desktop, Claude Code, Cursor, VS Code,
@@ -312,6 +314,35 @@ pub(crate) enum Command {
     Logout {
         /// The server's URL or its name in the --config files (or -s).
         target: Option<String>,
+    },
+    /// Offers every server of the --config files as one MCP server (tools
+    /// named server__tool): on stdin and stdout, or with --http on
+    /// 127.0.0.1. Logs go to stderr only.
+    #[command(
+        after_help = "Examples (a host's entry: one server, the whole fleet):\n  \
+        {\"mcpServers\": {\"fleet\": {\"command\": \"mcpwire\",\n    \
+        \"args\": [\"--config\", \"/home/me/.cursor/mcp.json\", \"serve\"]}}}\n  \
+        MCPWIRE_SERVE_TOKEN=s3cret mcpwire --config fleet.json serve --http --port 8808"
+    )]
+    Serve {
+        /// Serve Streamable HTTP at http://127.0.0.1:PORT/mcp instead of
+        /// stdio; the URL is the first line on stdout.
+        #[arg(long)]
+        http: bool,
+        /// The port for --http [default: a free one].
+        #[arg(long, value_name = "N", requires = "http")]
+        port: Option<u16>,
+        /// The bearer token HTTP clients must send [default:
+        /// $MCPWIRE_SERVE_TOKEN, else a random one, shown once on stdout
+        /// after the URL]. A flag's value is visible to other users of
+        /// the machine (ps): prefer the variable.
+        #[arg(long, value_name = "TOKEN", requires = "http")]
+        token: Option<String>,
+        /// Serve on a Unix socket at PATH instead (readable by you only):
+        /// each connection is a client, and `-s unix:PATH` makes later
+        /// commands calls on this live fleet.
+        #[arg(long, value_name = "PATH", conflicts_with = "http")]
+        socket: Option<PathBuf>,
     },
     /// The pinned tool and prompt definitions of --pins FILE: list them,
     /// approve a server's as it lists them now, or forget them.

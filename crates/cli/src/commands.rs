@@ -273,7 +273,8 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
         | Command::Servers
         | Command::Login { .. }
         | Command::Logout { .. }
-        | Command::Pins(_) => Err(Failure::usage("this command does not run here")),
+        | Command::Pins(_)
+        | Command::Serve { .. } => Err(Failure::usage("this command does not run here")),
     }
 }
 

@@ -27,6 +27,7 @@ mod target;
 mod pins_command;
 mod login;
 mod shell;
+mod serve;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -125,6 +126,19 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
     let global = &cli.global;
     match &cli.command {
         Command::Servers => servers::list(&target::load_configs(global)?, global.server.as_deref()),
+        Command::Serve {
+            http,
+            port,
+            token,
+            socket,
+        } => {
+            let mode = match (socket, *http) {
+                (Some(path), _) => serve::Mode::Unix(path.clone()),
+                (None, true) => serve::Mode::Http(*port, token.clone()),
+                (None, false) => serve::Mode::Stdio,
+            };
+            serve::run(global, mode).await
+        }
         Command::Login { target } => login::login(global, server_command, target.as_deref()).await,
         Command::Logout { target } => {
             login::logout(global, server_command, target.as_deref()).await

@@ -31,6 +31,8 @@ pub(crate) enum Target {
     Url(String),
     /// A configuration entry, resolved.
     Entry(Box<mcpwire::config::ResolvedServer>),
+    /// `unix:PATH`: a `mcpwire serve --socket PATH` left running.
+    Unix(PathBuf),
 }
 
 impl Target {
@@ -40,6 +42,7 @@ impl Target {
             Target::Command(argv) => argv.join(" "),
             Target::Url(url) => url.clone(),
             Target::Entry(entry) => format!("server {:?}", entry.name),
+            Target::Unix(path) => format!("unix:{}", path.display()),
         }
     }
 
@@ -53,7 +56,7 @@ impl Target {
                 }
                 _ => None,
             },
-            Target::Command(_) => None,
+            Target::Command(_) | Target::Unix(_) => None,
         }
     }
 }
@@ -98,6 +101,9 @@ pub(crate) fn select(
             ));
         }
         return Ok(Target::Command(server_command.to_vec()));
+    }
+    if let Some(path) = chosen.and_then(|s| s.strip_prefix("unix:")) {
+        return Ok(Target::Unix(PathBuf::from(path)));
     }
     if let Some(url) = chosen.filter(|s| looks_like_url(s)) {
         return Ok(Target::Url(url.to_owned()));
@@ -435,6 +441,10 @@ pub(crate) fn server(global: &Global, target: &Target) -> Result<Server, Failure
             stdio_server(global, StdioConfig::new(&argv[0]).args(&argv[1..]))
         }
         (Target::Url(url), _) => remote_server(global, target, url, None),
+        (Target::Unix(_), _) => Err(Failure::usage(format!(
+            "{} is reached by connecting to it, not as a server to start",
+            target.describe()
+        ))),
         (Target::Entry(entry), _) => match &entry.transport {
             ResolvedTransport::Stdio(stdio) => {
                 let mut config = StdioConfig::new(&stdio.command).args(&stdio.args);
@@ -517,15 +527,17 @@ pub(crate) fn client_config(global: &Global) -> Result<ClientConfig, Failure> {
 
 /// Connects to `target` and hand-shakes, logging every message with `-v`.
 pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, Failure> {
-    let server = server(global, target)?;
     let mut config = client_config(global)?;
     if global.verbose {
         config = config.tap(Arc::new(wire_log::WireLog));
     }
     let connecting = format!("cannot connect to {}", target.describe());
-    let factory = server
-        .factory()
-        .map_err(|e| Failure::client(&connecting, e))?;
+    let factory = match target {
+        Target::Unix(path) => unix_factory(path.clone())?,
+        _ => server(global, target)?
+            .factory()
+            .map_err(|e| Failure::client(&connecting, e))?,
+    };
     let limit = seconds(global.connect_timeout, "--connect-timeout")?;
     match tokio::time::timeout(limit, Client::connect_with(factory, config)).await {
         Ok(Ok(client)) => Ok(client),
@@ -539,6 +551,32 @@ pub(crate) async fn connect(global: &Global, target: &Target) -> Result<Client, 
             format!("{connecting}: no answer within {limit:?}"),
         )),
     }
+}
+
+/// Connections to a `mcpwire serve --socket PATH`: newline-framed JSON-RPC
+/// on the socket, as over stdio.
+#[cfg(unix)]
+fn unix_factory(path: PathBuf) -> Result<mcpwire::client::TransportFactory, Failure> {
+    use mcpwire::transport::{IoConfig, IoTransport, Transport, TransportInfo};
+    Ok(Box::new(move || {
+        let path = path.clone();
+        Box::pin(async move {
+            let stream = tokio::net::UnixStream::connect(&path)
+                .await
+                .map_err(mcpwire::Error::connect)?;
+            let info = TransportInfo::new("unix", format!("unix:{}", path.display()));
+            let transport = IoTransport::from_stream(stream, IoConfig::new()).with_info(info);
+            Ok(Box::new(transport) as Box<dyn Transport>)
+        })
+    }))
+}
+
+#[cfg(not(unix))]
+fn unix_factory(path: PathBuf) -> Result<mcpwire::client::TransportFactory, Failure> {
+    Err(Failure::usage(format!(
+        "cannot reach unix:{}: Unix sockets are for Unix",
+        path.display()
+    )))
 }
 
 #[cfg(test)]

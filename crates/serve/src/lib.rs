@@ -1,0 +1,58 @@
+//! The server side of MCP on mcpwire's own layers: a fleet of MCP servers
+//! (a [`Manager`](mcpwire_manager::Manager)) offered to any MCP client as
+//! one server.
+//!
+//! [`Server::serve`] runs one client's session over any
+//! [`Transport`](mcpwire_transport::Transport) (the process's stdin and
+//! stdout, a socket, an in-memory pair): the handshake (the revision the
+//! client asks for when we speak it, else our latest), `ping`, and the
+//! fleet's catalogue under its public names (`tools/list`, `tools/call`,
+//! `prompts/list`, `prompts/get`, `resources/list`, `resources/read`,
+//! `resources/templates/list`), each call routed by the manager with its
+//! filters, pins and hooks.
+//!
+//! [`Server::serve_http`] serves Streamable HTTP on a loopback listener
+//! (sessions, a bearer token, `Origin` and `Host` checks), and on Unix
+//! `Server::serve_unix` (Unix only) serves each connection of a Unix socket as one
+//! client.
+//!
+//! What it relays: the client's `notifications/cancelled` cancels the
+//! upstream call; upstream progress reaches the client under its own
+//! `progressToken`; a change of the fleet's catalogue is a `list_changed`
+//! notification; the servers' log messages reach the client as
+//! `notifications/message`, the logger named after the server, at or above
+//! the level the client set.
+//!
+//! Limits, so a client cannot make us hold unbounded work: each request
+//! runs on its own task, at most
+//! [`max_in_flight`](ServeOptions::max_in_flight) at once per client (a
+//! request over the bound is answered with an error at once); frames are
+//! read under the transport's grants and its frame-length limit. Bad input
+//! gets a JSON-RPC error, never a panic.
+//!
+//! ```no_run
+//! # async fn demo(manager: mcpwire_manager::Manager) -> Result<(), mcpwire_serve::ServeError> {
+//! use mcpwire_serve::Server;
+//! use mcpwire_transport::{IoConfig, IoTransport};
+//!
+//! manager.connect_all().await.ok();
+//! let stdio = IoTransport::new(tokio::io::stdin(), tokio::io::stdout(), IoConfig::new());
+//! Server::new(manager).serve(stdio).await
+//! # }
+//! ```
+
+// Lowest layer first: a module imports only from modules declared above it
+// (`cargo xtask tidy` checks it).
+mod error;
+mod wire;
+mod methods;
+mod relay;
+mod session;
+mod http;
+#[cfg(unix)]
+mod unix;
+
+pub use error::ServeError;
+pub use http::{HttpOptions, generate_token};
+pub use methods::SUPPORTED_VERSIONS;
+pub use session::{ServeOptions, Server};
