@@ -2,7 +2,7 @@
 //! pin file: a configured server by its name, a URL without its user
 //! information, query and fragment (where tokens hide), a command line as
 //! its words joined by spaces with credential arguments redacted (as
-//! `servers` shows it). The same server reached the same way always has
+//! `servers` shows it), a lasting fleet (`-s unix:PATH`) as `unix:PATH`. The same server reached the same way always has
 //! the same name, and the pin file never holds a secret.
 
 use std::path::Path;
@@ -25,6 +25,9 @@ pub(crate) fn server_key(target: &Target) -> String {
         Target::Entry(entry) => entry.name.clone(),
         Target::Url(raw) => url_key(raw),
         Target::Command(argv) => servers::redact_args(&argv.join(" ")),
+        // A lasting fleet (`mcpwire serve --socket`): its tools, named
+        // `server__tool`, are pinned under the socket's path.
+        Target::Unix(path) => format!("unix:{}", path.display()),
     }
 }
 
