@@ -2,8 +2,9 @@
 //! pin file: a configured server by its name, a URL without its user
 //! information, query and fragment (where tokens hide), a command line as
 //! its words joined by spaces with credential arguments redacted (as
-//! `servers` shows it), a lasting fleet (`-s unix:PATH`) as `unix:PATH`. The same server reached the same way always has
-//! the same name, and the pin file never holds a secret.
+//! `servers` shows it), a lasting fleet (`-s unix:PATH`) as `unix:PATH`.
+//! The same server reached the same way always has the same name, and the
+//! pin file never holds a secret.
 
 use std::path::Path;
 
