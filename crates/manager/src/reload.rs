@@ -141,16 +141,22 @@ impl Manager {
     /// (the entries left out are listed in the report's `connect.skipped`,
     /// each also an [`Event::ServerSkipped`]). An entry whose command line,
     /// environment, URL, headers or policy is unchanged keeps its client.
-    pub async fn reload_config(
+    ///
+    /// The entries are resolved before this returns its future, so the
+    /// future does not hold `resolver` (which need not be `Sync`) and can
+    /// be spawned.
+    pub fn reload_config(
         &self,
         config: &Config,
         resolver: &Resolver<'_>,
         connectors: &dyn Connectors,
-    ) -> Result<FleetReport, Error> {
+    ) -> impl Future<Output = Result<FleetReport, Error>> + Send + '_ {
         let mut skipped = Vec::new();
-        let specs = specs_of(config, resolver, connectors, &mut skipped)?;
-        let specs = specs.into_iter().map(|s| (s, true)).collect();
-        self.reload_prepared(specs, skipped).await
+        let specs = specs_of(config, resolver, connectors, &mut skipped);
+        async move {
+            let specs = specs?.into_iter().map(|s| (s, true)).collect();
+            self.reload_prepared(specs, skipped).await
+        }
     }
 
     async fn reload_prepared(
@@ -424,4 +430,87 @@ async fn retire_all(fleet: &Arc<Fleet>, retired: Vec<Arc<Slot>>) -> Vec<String> 
     }
     cut_short.sort();
     cut_short
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use mcpwire_client::TransportFactory;
+    use mcpwire_test_support::{FakeServer, memory_pair};
+    use mcpwire_transport::Transport;
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    use super::*;
+    use crate::start::{Retry, client_for_call};
+
+    const LONG: Duration = Duration::from_secs(20);
+
+    /// The race a removal must win: a call that read the catalogue (and
+    /// its roster) just before server `a` left, and reaches for `a`'s
+    /// client while `a` drains another call, gets `Removed`, not the
+    /// client that is about to close.
+    #[tokio::test]
+    async fn a_call_routed_just_before_a_removal_does_not_reach_the_removed_server() {
+        let (tx, mut peers) = mpsc::unbounded_channel();
+        let spec = ServerSpec::new("a", move || {
+            let tx = tx.clone();
+            let factory: TransportFactory = Box::new(move || {
+                let (t, p) = memory_pair(64);
+                let _ = tx.send(p);
+                Box::pin(async move { Ok(Box::new(t) as Box<dyn Transport>) })
+            });
+            Ok(factory)
+        });
+        let manager = Manager::builder()
+            .server(spec)
+            .drain_timeout(LONG)
+            .build()
+            .unwrap();
+        let connect = tokio::spawn({
+            let m = manager.clone();
+            async move { m.connect_all().await }
+        });
+        let mut server = FakeServer::new(peers.recv().await.unwrap());
+        server
+            .handshake_with(json!({
+                "protocolVersion": "2025-11-25",
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "fake", "version": "1"}
+            }))
+            .await;
+        let list = server.expect_request("tools/list").await;
+        let tools = json!({"tools": [{"name": "t", "inputSchema": {"type": "object"}}]});
+        server.respond(&list.id, tools).await;
+        connect.await.unwrap().unwrap();
+
+        // One call under way keeps the removal draining.
+        let call = tokio::spawn({
+            let m = manager.clone();
+            async move { m.call_tool("a__t", &json!({})).await }
+        });
+        let request = server.expect_request("tools/call").await;
+        let before = manager.fleet.routing();
+        let slot = before.roster.get("a").unwrap().clone();
+        let mut version = manager.watch_catalogue();
+        version.borrow_and_update();
+        let remove = tokio::spawn({
+            let m = manager.clone();
+            async move { m.remove("a").await }
+        });
+        version.changed().await.unwrap();
+        assert!(slot.client().is_some(), "still draining");
+
+        let late = client_for_call(&manager.fleet, &slot, Retry::Failed).await;
+        assert!(
+            matches!(late, Err(Error::Removed { ref server }) if server == "a"),
+            "{:?}",
+            late.map(drop)
+        );
+        server.respond(&request.id, json!({"content": []})).await;
+        call.await.unwrap().unwrap();
+        remove.await.unwrap().unwrap();
+        manager.close().await;
+    }
 }
