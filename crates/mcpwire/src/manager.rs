@@ -50,7 +50,8 @@ use mcpwire_config::{
 };
 pub use mcpwire_manager::*;
 
-pub use crate::from_config::{Transports, UnusableEntry, config_resolver};
+use crate::from_config::config_resolver;
+pub use crate::from_config::{Transports, UnusableEntry};
 
 impl Connectors for Transports {
     fn connector(&self, server: &ResolvedServer) -> Result<Connector, ClientError> {

@@ -244,10 +244,10 @@ async fn a_reload_from_the_files_keeps_the_sessions_of_unchanged_servers() {
             ("four", "/four", None),
         ],
     );
-    let report = tokio::time::timeout(LONG, files.reload(&manager))
-        .await
-        .unwrap()
-        .unwrap();
+    let reload = files.reload(&manager);
+    fn spawnable<T: Send>(_: &T) {}
+    spawnable(&reload);
+    let report = tokio::time::timeout(LONG, reload).await.unwrap().unwrap();
     assert_eq!(report.unchanged, ["one"]);
     assert_eq!(report.replaced, ["two"]);
     assert_eq!(report.removed, ["three"]);
