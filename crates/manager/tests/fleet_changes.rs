@@ -13,7 +13,7 @@ use common::*;
 use mcpwire_client::Error as ClientError;
 use mcpwire_config::{Format, LoadOptions, ResolvedServer, ResolvedTransport, Resolver};
 use mcpwire_manager::{
-    ConnectPolicy, Connector, Error, Event, Health, Manager, ServerChange, ServerSpec,
+    ConnectPolicy, Connector, Error, Event, Health, Manager, ServerChange, ServerSkip, ServerSpec,
 };
 use serde_json::json;
 use tokio::sync::mpsc;
@@ -131,6 +131,17 @@ async fn an_added_server_joins_the_catalogue_and_an_eager_one_starts() {
         .await
         .unwrap_err();
     assert!(matches!(err, Error::InvalidServerName { .. }), "{err:?}");
+    // A disabled server is left out, and said so.
+    let (off, _) = memory();
+    let report = manager
+        .add(ServerSpec::with_connector("off", off).enabled(false))
+        .await
+        .unwrap();
+    assert!(report.is_unchanged() && report.added.is_empty());
+    assert!(
+        matches!(&report.connect.skipped[..], [(name, ServerSkip::Disabled)] if name == "off"),
+        "{report:?}"
+    );
     assert!(!c_peers.opened(), "a refused server is never connected");
     assert_eq!(manager.servers(), ["a", "b"]);
     manager.close().await;
@@ -328,6 +339,37 @@ async fn replacing_with_an_equal_spec_changes_nothing_and_a_changed_one_reconnec
 }
 
 #[tokio::test]
+async fn a_replaced_server_keeps_its_tools_advertised_until_the_new_one_lists() {
+    let (a, mut a_peers) = memory();
+    let manager = Manager::builder()
+        .server(ServerSpec::with_connector("a", a.clone()))
+        .build()
+        .unwrap();
+    let mut seen = connect(&manager, vec![(&mut a_peers, "a", &["echo"])]).await;
+
+    let lazy = ServerSpec::with_connector("a", a.clone()).connect(ConnectPolicy::Lazy);
+    let report = within(manager.replace(lazy)).await.unwrap();
+    assert_eq!(report.replaced, ["a"]);
+    assert_eq!(report.connect.deferred, ["a"]);
+    seen[0].closed().await;
+    assert!(!a_peers.opened(), "a lazy server waits for a call");
+    assert_eq!(tool_names(&manager), ["a__echo"], "still advertised");
+    let call = tokio::spawn({
+        let m = manager.clone();
+        async move { m.call_tool("a__echo", &json!({})).await }
+    });
+    let _new = serve(a_peers.next().await, "a2", &["echo"]);
+    assert_eq!(within(call).await.unwrap().unwrap().text(), "a2:echo");
+
+    // A manual server advertises nothing it has not listed itself.
+    let manual = ServerSpec::with_connector("a", a).connect(ConnectPolicy::Manual);
+    let report = within(manager.replace(manual)).await.unwrap();
+    assert_eq!(report.replaced, ["a"]);
+    assert!(tool_names(&manager).is_empty());
+    manager.close().await;
+}
+
+#[tokio::test]
 async fn each_setting_of_a_spec_decides_whether_it_is_replaced() {
     let (a, _peers) = memory();
     let (other, _) = memory();
@@ -363,6 +405,17 @@ async fn each_setting_of_a_spec_decides_whether_it_is_replaced() {
     }
     let report = manager.replace(base()).await.unwrap();
     assert_eq!(report.unchanged, ["a"]);
+    // A spec shows its pin policy, never what its key was made of.
+    let shown = format!(
+        "{:?}",
+        base()
+            .pin_policy(mcpwire_manager::PinPolicy::Warn)
+            .connection_key("sk-secret")
+    );
+    assert!(
+        shown.contains("Warn") && !shown.contains("sk-secret"),
+        "{shown}"
+    );
     // Equal keys stand for the same server, whatever the connectors.
     let (one, _) = memory();
     let (two, _) = memory();
@@ -439,6 +492,8 @@ async fn a_reload_applies_only_the_difference_and_spares_calls_under_way() {
     assert_eq!(report.connect.connected, ["b"]);
     assert_eq!(report.connect.deferred, ["d"]);
     assert_eq!(manager.servers(), ["d", "a", "b"], "the new order");
+    let health: Vec<String> = manager.health_all().into_iter().map(|(n, _)| n).collect();
+    assert_eq!(health, ["d", "a", "b"]);
 
     // `a` kept its client, and its call went on.
     assert!(a_client.state().is_ready(), "its client was not closed");
@@ -463,6 +518,13 @@ async fn a_reload_applies_only_the_difference_and_spares_calls_under_way() {
     // One catalogue change for the reload, then the new `b`'s listing.
     assert_eq!(catalogue_changes(&events), [vec!["b", "c", "d"], vec!["b"]]);
     assert_eq!(tool_names(&manager), ["a__slow", "b__echo"]);
+    assert_eq!(
+        manager.route("b__echo").unwrap(),
+        ("b".to_owned(), "echo".to_owned())
+    );
+    let saved = manager.save_catalogue();
+    let kept: Vec<&String> = saved.servers.keys().collect();
+    assert_eq!(kept, ["a", "b"], "what the fleet offers now");
     manager.close().await;
 }
 
@@ -532,7 +594,10 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
     let (a, mut a_peers) = memory();
     let (b, mut b_peers) = memory();
     let made = Arc::new(Mutex::new(Vec::new()));
-    let connectors = by_command(HashMap::from([("a", a), ("b", b)]), made.clone());
+    let connectors = Arc::new(by_command(
+        HashMap::from([("a", a), ("b", b)]),
+        made.clone(),
+    ));
     let config = |servers: serde_json::Value| {
         LoadOptions::new()
             .parse_str(
@@ -550,7 +615,7 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
         "off": {"command": "b", "disabled": true},
     }));
     let manager = Manager::builder()
-        .config(&first, &resolver, &connectors)
+        .config(&first, &resolver, &*connectors)
         .unwrap()
         .build()
         .unwrap();
@@ -561,7 +626,7 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
     .await;
 
     // The same entries, read again: new connectors, the same servers.
-    let report = within(manager.reload_config(&first, &resolver, &connectors))
+    let report = within(manager.reload_config(&first, &resolver, &*connectors))
         .await
         .unwrap();
     assert_eq!(report.unchanged, ["one", "two"]);
@@ -574,13 +639,15 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
         "one": {"command": "a", "env": {"TOKEN": "t-2"}},
         "two": {"command": "b"},
         "off": {"command": "b", "disabled": true},
+        "bad name": {"command": "b"},
     }));
     let reload = tokio::spawn({
         let m = manager.clone();
+        let connectors = connectors.clone();
         async move {
             let env = HashMap::<String, String>::new();
             // The future holds no resolver: it can be spawned.
-            let reload = m.reload_config(&second, &Resolver::new(&env), &connectors);
+            let reload = m.reload_config(&second, &Resolver::new(&env), &*connectors);
             reload.await
         }
     });
@@ -588,7 +655,19 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
     let report = within(reload).await.unwrap().unwrap();
     assert_eq!(report.replaced, ["one"]);
     assert_eq!(report.unchanged, ["two"]);
-    assert_eq!(report.connect.skipped.len(), 1, "the disabled entry");
+    // The disabled entry, and one whose name cannot prefix tools (from a
+    // file, it is left out rather than failing the reload).
+    let skipped: Vec<&str> = report
+        .connect
+        .skipped
+        .iter()
+        .map(|(n, _)| n.as_str())
+        .collect();
+    assert_eq!(skipped, ["off", "bad name"]);
+    assert!(matches!(
+        report.connect.skipped[1].1,
+        ServerSkip::InvalidName(_)
+    ));
     seen[0].closed().await;
     assert_eq!(
         seen[1].now(),
@@ -597,5 +676,19 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
     );
     let answer = manager.call_tool("one__x", &json!({})).await.unwrap();
     assert_eq!(answer.text(), "one2:x");
+
+    // A required entry that cannot be used fails the reload, which then
+    // changes nothing.
+    let third = config(json!({
+        "one": {"command": "a", "env": {"TOKEN": "${MCPWIRE_TEST_SURELY_UNSET}"}, "required": true},
+    }));
+    let err = within(manager.reload_config(&third, &resolver, &*connectors))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Resolve { ref server, .. } if server == "one"),
+        "{err:?}"
+    );
+    assert_eq!(manager.servers(), ["one", "two"]);
     manager.close().await;
 }
