@@ -640,6 +640,7 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
         "two": {"command": "b"},
         "off": {"command": "b", "disabled": true},
         "bad name": {"command": "b"},
+        "typo": {"command": "b", "env": {"T": "${MCPWIRE_TEST_SURELY_UNSET}"}},
     }));
     let reload = tokio::spawn({
         let m = manager.clone();
@@ -655,17 +656,22 @@ async fn a_configuration_reload_keeps_the_servers_whose_entries_did_not_change()
     let report = within(reload).await.unwrap().unwrap();
     assert_eq!(report.replaced, ["one"]);
     assert_eq!(report.unchanged, ["two"]);
-    // The disabled entry, and one whose name cannot prefix tools (from a
-    // file, it is left out rather than failing the reload).
+    // The disabled entry, one that does not resolve, and one whose name
+    // cannot prefix tools: from a file, each is left out rather than
+    // failing the reload.
     let skipped: Vec<&str> = report
         .connect
         .skipped
         .iter()
         .map(|(n, _)| n.as_str())
         .collect();
-    assert_eq!(skipped, ["off", "bad name"]);
+    assert_eq!(skipped, ["off", "typo", "bad name"]);
     assert!(matches!(
         report.connect.skipped[1].1,
+        ServerSkip::Unusable(_)
+    ));
+    assert!(matches!(
+        report.connect.skipped[2].1,
         ServerSkip::InvalidName(_)
     ));
     seen[0].closed().await;
