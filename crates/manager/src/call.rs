@@ -17,7 +17,7 @@ use crate::fleet::Fleet;
 use crate::hooks::CallInfo;
 use crate::manager::Manager;
 use crate::naming::SEPARATOR;
-use crate::slot::Slot;
+use crate::slot::{Entered, Slot};
 use crate::start::{Retry, client_for_call, is_live};
 
 /// A routed `tools/call`, sent when awaited; options are set on the way.
@@ -82,7 +82,7 @@ impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
         if fleet.is_closed() {
             return Err(Error::Closed);
         }
-        let (slot, tool, client) = route_tool(fleet, self.name, self.retry).await?;
+        let (slot, tool, client, _entered) = route_tool(fleet, self.name, self.retry).await?;
         let _permit = slot.permit().await;
         let server = slot.name();
         let request = |source| Error::Request {
@@ -136,7 +136,8 @@ impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
     }
 }
 
-/// The server, the tool's own name and the client for public tool `name`.
+/// The server, the tool's own name and the client for public tool `name`,
+/// with the call counted as under way on the server.
 ///
 /// A name the catalogue does not know but that starts with the name of a
 /// server not started yet (`{server}__{tool}`, a lazy server without a
@@ -146,11 +147,12 @@ async fn route_tool(
     fleet: &Arc<Fleet>,
     name: &str,
     retry: Retry,
-) -> Result<(Arc<Slot>, String, Client), Error> {
-    let routed = fleet
-        .catalog()
+) -> Result<(Arc<Slot>, String, Client, Entered), Error> {
+    let routing = fleet.routing();
+    let routed = routing
+        .catalog
         .route_tool(name)
-        .map(|r| (fleet.slots[r.server].clone(), r.name.clone()));
+        .map(|r| (routing.roster.slots[r.server].clone(), r.name.clone()));
     let (slot, tool) = match routed {
         Ok(found) => found,
         Err(e @ Error::UnknownTool { .. }) => match not_started(fleet, name) {
@@ -163,19 +165,20 @@ async fn route_tool(
         Err(e) => return Err(e),
     };
     let was_live = is_live(&slot);
-    let client = client_for_call(fleet, &slot, retry).await?;
+    let (client, entered) = client_for_call(fleet, &slot, retry).await?;
     if was_live {
-        return Ok((slot, tool, client));
+        return Ok((slot, tool, client, entered));
     }
-    let catalog = fleet.catalog();
-    let route = catalog.route_tool(name)?;
-    if route.server != slot.index {
+    let routing = fleet.routing();
+    let route = routing.catalog.route_tool(name)?;
+    let now = &routing.roster.slots[route.server];
+    if !Arc::ptr_eq(now, &slot) {
         // Another server claims the name now: what the catalogue says wins.
-        let other = fleet.slots[route.server].clone();
-        let client = client_for_call(fleet, &other, retry).await?;
-        return Ok((other, route.name.clone(), client));
+        let other = now.clone();
+        let (client, entered) = client_for_call(fleet, &other, retry).await?;
+        return Ok((other, route.name.clone(), client, entered));
     }
-    Ok((slot, route.name.clone(), client))
+    Ok((slot, route.name.clone(), client, entered))
 }
 
 /// The server named by `name`'s `{server}__` prefix, if it has not offered
@@ -183,7 +186,7 @@ async fn route_tool(
 fn not_started(fleet: &Fleet, name: &str) -> Option<Arc<Slot>> {
     let (server, tool) = name.split_once(SEPARATOR)?;
     let slot = fleet.slot(server)?;
-    (!tool.is_empty() && !is_live(slot)).then(|| slot.clone())
+    (!tool.is_empty() && !is_live(&slot)).then_some(slot)
 }
 
 impl Manager {
@@ -222,11 +225,14 @@ impl Manager {
             return Err(Error::Closed);
         }
         let (slot, prompt) = {
-            let catalog = fleet.catalog();
-            let route = catalog.route_prompt(name)?;
-            (fleet.slots[route.server].clone(), route.name.clone())
+            let routing = fleet.routing();
+            let route = routing.catalog.route_prompt(name)?;
+            (
+                routing.roster.slots[route.server].clone(),
+                route.name.clone(),
+            )
         };
-        let client = client_for_call(fleet, &slot, Retry::No).await?;
+        let (client, _entered) = client_for_call(fleet, &slot, Retry::No).await?;
         let _permit = slot.permit().await;
         client
             .get_prompt(&prompt, arguments)
@@ -244,8 +250,9 @@ impl Manager {
         if fleet.is_closed() {
             return Err(Error::Closed);
         }
-        let slot = fleet.slots[fleet.catalog().route_resource(uri)?].clone();
-        let client = client_for_call(fleet, &slot, Retry::No).await?;
+        let routing = fleet.routing();
+        let slot = routing.roster.slots[routing.catalog.route_resource(uri)?].clone();
+        let (client, _entered) = client_for_call(fleet, &slot, Retry::No).await?;
         let _permit = slot.permit().await;
         client
             .read_resource(uri)

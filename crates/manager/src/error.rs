@@ -219,6 +219,14 @@ pub enum Error {
         #[source]
         source: Arc<dyn std::error::Error + Send + Sync>,
     },
+    /// The server left the fleet ([`Manager::remove`](crate::Manager::remove),
+    /// a replacement or a reload) while the request was on its way to it.
+    /// Nothing was sent.
+    #[error("server {server:?} was removed from the fleet")]
+    Removed {
+        /// The server.
+        server: String,
+    },
     /// The manager was closed.
     #[error("the manager is closed")]
     Closed,
@@ -249,7 +257,8 @@ impl Error {
             | Error::Request { server, .. }
             | Error::Denied { server, .. }
             | Error::RequiredServerFailed { server, .. }
-            | Error::Resolve { server, .. } => Some(server),
+            | Error::Resolve { server, .. }
+            | Error::Removed { server } => Some(server),
             Error::UnknownServer { name }
             | Error::InvalidServerName { name, .. }
             | Error::DuplicateServer { name } => Some(name),

@@ -25,6 +25,18 @@ pub enum Event {
         /// Why.
         reason: ServerSkip,
     },
+    /// The fleet itself changed: a server was added, removed or replaced
+    /// ([`Manager::add`](crate::Manager::add),
+    /// [`remove`](crate::Manager::remove),
+    /// [`replace`](crate::Manager::replace),
+    /// [`reload`](crate::Manager::reload)). Published when the change is
+    /// applied, before the one `CatalogueChanged` that follows it.
+    ServerChanged {
+        /// The server.
+        server: String,
+        /// How it changed.
+        change: ServerChange,
+    },
     /// A server's health changed state.
     HealthChanged {
         /// The server.
@@ -60,6 +72,20 @@ pub enum Event {
         /// Why.
         reason: ItemSkip,
     },
+}
+
+/// How a server of the fleet changed, in an [`Event::ServerChanged`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ServerChange {
+    /// It joined the fleet.
+    Added,
+    /// It left the fleet: out of the catalogue at once, its client closed
+    /// once its calls under way are done (or the drain timeout is over).
+    Removed,
+    /// A new spec took its place under the same name: a new client; the old
+    /// one is closed as a removed server's is.
+    Replaced,
 }
 
 /// Why a configured server is not part of the fleet.

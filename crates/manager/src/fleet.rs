@@ -20,6 +20,44 @@ use crate::pin_gate::PinGate;
 use crate::saved::ServerCatalogue;
 use crate::slot::{Slot, Source, lock};
 
+/// The servers of the fleet at one moment, in declaration order. Replaced
+/// whole when the fleet changes; a catalogue routes by position in the
+/// roster it was built from, and the two are read together.
+#[derive(Default)]
+pub(crate) struct Roster {
+    pub(crate) slots: Vec<Arc<Slot>>,
+    by_name: HashMap<String, usize>,
+}
+
+impl Roster {
+    pub(crate) fn new(slots: Vec<Arc<Slot>>) -> Roster {
+        let by_name = slots
+            .iter()
+            .enumerate()
+            .map(|(i, s)| (s.name().to_owned(), i))
+            .collect();
+        Roster { slots, by_name }
+    }
+
+    /// The slot of server `name`.
+    pub(crate) fn get(&self, name: &str) -> Option<&Arc<Slot>> {
+        self.by_name.get(name).map(|i| &self.slots[*i])
+    }
+
+    /// Whether `slot` itself (not another of its name) is in the roster.
+    pub(crate) fn holds(&self, slot: &Slot) -> bool {
+        self.get(slot.name())
+            .is_some_and(|s| std::ptr::eq(Arc::as_ptr(s), slot))
+    }
+}
+
+/// A catalogue and the roster it routes into.
+#[derive(Clone)]
+pub(crate) struct Routing {
+    pub(crate) catalog: Arc<Catalog>,
+    pub(crate) roster: Arc<Roster>,
+}
+
 /// The manager's settings, fixed when it is built.
 pub(crate) struct Options {
     pub(crate) rules: NameRules,
@@ -29,12 +67,17 @@ pub(crate) struct Options {
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     /// Pinned definitions, if kept.
     pub(crate) pins: Option<PinGate>,
+    /// How long a removed server's calls under way may take before its
+    /// client is closed under them.
+    pub(crate) drain_timeout: Duration,
+    /// The builder's renames and connect policies, applied to the specs of
+    /// a reload as to those of the build.
+    pub(crate) renames: HashMap<String, String>,
+    pub(crate) connect: HashMap<String, crate::spec::ConnectPolicy>,
 }
 
 pub(crate) struct Fleet {
-    pub(crate) slots: Vec<Arc<Slot>>,
-    by_name: HashMap<String, usize>,
-    catalog: RwLock<Arc<Catalog>>,
+    routing: RwLock<Routing>,
     events: broadcast::Sender<Event>,
     pub(crate) options: Options,
     /// The items left out as last reported, so each is reported once.
@@ -55,14 +98,11 @@ impl Fleet {
         skipped_servers: Vec<(String, ServerSkip)>,
         event_capacity: usize,
     ) -> Fleet {
-        let by_name = slots
-            .iter()
-            .map(|s| (s.name().to_owned(), s.index))
-            .collect();
         let fleet = Fleet {
-            slots,
-            by_name,
-            catalog: RwLock::new(Arc::new(Catalog::default())),
+            routing: RwLock::new(Routing {
+                catalog: Arc::new(Catalog::default()),
+                roster: Arc::new(Roster::default()),
+            }),
             events: broadcast::channel(event_capacity.max(1)).0,
             options,
             reported: Mutex::new(HashSet::new()),
@@ -73,20 +113,31 @@ impl Fleet {
             skipped_published: AtomicBool::new(false),
         };
         // Saved catalogues of lazy servers are part of it from the start.
-        fleet.rebuild(Vec::new());
+        fleet.change(|_| Some((Arc::new(Roster::new(slots)), Vec::new(), ())));
         fleet
     }
 
-    pub(crate) fn slot(&self, name: &str) -> Option<&Arc<Slot>> {
-        self.by_name.get(name).map(|i| &self.slots[*i])
+    /// The slot of server `name`, in the fleet now.
+    pub(crate) fn slot(&self, name: &str) -> Option<Arc<Slot>> {
+        self.roster().get(name).cloned()
+    }
+
+    /// The current catalogue and the roster it routes into.
+    pub(crate) fn routing(&self) -> Routing {
+        self.routing
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// The current catalogue.
     pub(crate) fn catalog(&self) -> Arc<Catalog> {
-        self.catalog
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
+        self.routing().catalog
+    }
+
+    /// The servers of the fleet now.
+    pub(crate) fn roster(&self) -> Arc<Roster> {
+        self.routing().roster
     }
 
     pub(crate) fn subscribe(&self) -> broadcast::Receiver<Event> {
@@ -101,7 +152,7 @@ impl Fleet {
         *self.shutdown.borrow()
     }
 
-    fn publish(&self, event: Event) {
+    pub(crate) fn publish(&self, event: Event) {
         tracing::debug!(?event, "fleet event");
         // No receiver is not an error: events are there for whoever listens.
         let _ = self.events.send(event);
@@ -121,14 +172,16 @@ impl Fleet {
         }
     }
 
-    /// Sets `slot`'s health; an event if its state changed.
+    /// Sets `slot`'s health; an event if its state changed, unless the slot
+    /// left the fleet (its `ServerChanged` said so; an event under its name
+    /// now could be taken for the health of the server that replaced it).
     pub(crate) fn set_health(&self, slot: &Slot, health: Health) {
         let changed = slot.health.send_if_modified(|h| {
             let changed = !h.same_state(&health);
             *h = health.clone();
             changed
         });
-        if changed {
+        if changed && !slot.is_removed() {
             match health.error() {
                 Some(e) => tracing::info!(server = slot.name(), health = health.name(), error = %e),
                 None => tracing::info!(server = slot.name(), health = health.name()),
@@ -147,7 +200,7 @@ impl Fleet {
             current.lists = lists;
             current.source = source;
         }
-        self.rebuild(vec![slot.name().to_owned()]);
+        self.rebuild_for(slot);
     }
 
     /// Approves `slot`'s current definitions (see `crate::pins`) and
@@ -157,7 +210,7 @@ impl Fleet {
             return false;
         };
         gate.approve(slot.name(), &lock(&slot.lists).lists);
-        self.rebuild(vec![slot.name().to_owned()]);
+        self.rebuild_for(slot);
         true
     }
 
@@ -172,18 +225,44 @@ impl Fleet {
             had
         };
         if had {
-            self.rebuild(vec![slot.name().to_owned()]);
+            self.rebuild_for(slot);
         }
     }
 
-    /// Builds the catalogue again from every slot's lists, swaps it in,
-    /// reports newly skipped items, and publishes one `CatalogueChanged`
-    /// for `changed` (none when empty: the first build).
-    fn rebuild(&self, changed: Vec<String>) {
+    /// Rebuilds the catalogue for a change of `slot`'s lists, unless the
+    /// slot left the fleet (a removed server's last refresh changes
+    /// nothing).
+    fn rebuild_for(&self, slot: &Slot) {
+        self.change(|roster| {
+            roster
+                .holds(slot)
+                .then(|| (roster.clone(), vec![slot.name().to_owned()], ()))
+        });
+    }
+
+    /// Changes the fleet: `plan` reads the roster as it is and returns the
+    /// new one, the servers whose part of the catalogue changed and what to
+    /// return, or `None` to change nothing. One change at a time: the
+    /// catalogue is built from the new roster and swapped in with it,
+    /// newly skipped items are reported, and one `CatalogueChanged` is
+    /// published for the changed servers (none when there are none: the
+    /// first build). `plan` runs under the lock: it must not block.
+    pub(crate) fn change<T>(
+        &self,
+        plan: impl FnOnce(&Arc<Roster>) -> Option<(Arc<Roster>, Vec<String>, T)>,
+    ) -> Option<T> {
         let _one = lock(&self.rebuilding);
-        let guards: Vec<_> = self.slots.iter().map(|s| lock(&s.lists)).collect();
+        let (roster, changed, out) = plan(&self.roster())?;
+        self.rebuild(roster, changed);
+        Some(out)
+    }
+
+    /// Builds the catalogue from `roster`'s lists, swaps both in, and
+    /// publishes what changed. Called with `rebuilding` held.
+    fn rebuild(&self, roster: Arc<Roster>, changed: Vec<String>) {
+        let guards: Vec<_> = roster.slots.iter().map(|s| lock(&s.lists)).collect();
         let mut findings = Vec::new();
-        let held: Vec<Option<Held>> = self
+        let held: Vec<Option<Held>> = roster
             .slots
             .iter()
             .zip(&guards)
@@ -192,19 +271,20 @@ impl Fleet {
                 if lists.source == Source::None {
                     return None;
                 }
-                let (held, found) = gate.hold(slot.name(), &lists.lists);
+                let (held, found) = gate.hold(slot.name(), slot.spec.pin_policy, &lists.lists);
                 findings.extend(found.into_iter().map(|f| (slot.name().to_owned(), f)));
                 Some(held)
             })
             .collect();
-        let parts: Vec<Part<'_>> = self
+        let parts: Vec<Part<'_>> = roster
             .slots
             .iter()
+            .enumerate()
             .zip(&guards)
             .zip(&held)
             .filter(|((_, lists), _)| lists.source != Source::None)
-            .map(|((slot, lists), held)| Part {
-                index: slot.index,
+            .map(|(((index, slot), lists), held)| Part {
+                index,
                 spec: &slot.spec,
                 lists: &lists.lists,
                 held: held.as_ref(),
@@ -227,9 +307,12 @@ impl Fleet {
             new
         };
         *self
-            .catalog
+            .routing
             .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Arc::new(catalog);
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Routing {
+            catalog: Arc::new(catalog),
+            roster,
+        };
         self.catalogue_version.send_modify(|v| *v += 1);
         for (server, finding) in findings {
             self.publish(Event::Pinned { server, finding });

@@ -87,6 +87,7 @@ pub struct ManagerBuilder {
     event_capacity: usize,
     pins: Option<(Pins, PinPolicy)>,
     pin_policies: HashMap<String, PinPolicy>,
+    drain_timeout: Duration,
 }
 
 impl std::fmt::Debug for ManagerBuilder {
@@ -121,6 +122,7 @@ impl ManagerBuilder {
             event_capacity: 256,
             pins: None,
             pin_policies: HashMap::new(),
+            drain_timeout: Duration::from_secs(10),
         }
     }
 
@@ -219,6 +221,15 @@ impl ManagerBuilder {
         self
     }
 
+    /// How long the calls under way on a server leaving the fleet
+    /// ([`Manager::remove`], [`Manager::replace`], [`Manager::reload`]) may
+    /// take before its client is closed under them (they then fail).
+    /// Default: 10 s.
+    pub fn drain_timeout(mut self, timeout: Duration) -> Self {
+        self.drain_timeout = timeout;
+        self
+    }
+
     /// How many events wait for a slow receiver before the oldest are
     /// dropped (it sees `Lagged`). Default: 256.
     pub fn event_capacity(mut self, capacity: usize) -> Self {
@@ -233,39 +244,23 @@ impl ManagerBuilder {
     /// ([`Error::DuplicateServer`]). A configuration file's server with a
     /// bad name is skipped and reported instead, unless it is required.
     pub fn build(mut self) -> Result<Manager, Error> {
-        let mut names = HashSet::new();
-        let mut slots = Vec::new();
         let mut saved = self.saved.take().unwrap_or_default();
-        for (mut spec, from_config) in std::mem::take(&mut self.specs) {
-            if let Some(to) = self.renames.get(&spec.name) {
-                spec.name.clone_from(to);
-            }
-            if !spec.policy.enabled {
-                self.skipped.push((spec.name, ServerSkip::Disabled));
-                continue;
-            }
-            if let Err(e) = validate_server_name(&spec.name) {
-                if from_config && !spec.policy.required {
-                    self.skipped.push((spec.name, ServerSkip::InvalidName(e)));
-                    continue;
-                }
-                return Err(Error::InvalidServerName {
-                    name: spec.name,
-                    source: e,
-                });
-            }
-            if !names.insert(spec.name.clone()) {
-                return Err(Error::DuplicateServer { name: spec.name });
-            }
-            if let Some(policy) = self.connect.get(&spec.name) {
-                spec.connect = *policy;
-            }
-            let lists: Option<ServerCatalogue> = match spec.connect {
-                ConnectPolicy::Lazy => saved.servers.remove(&spec.name),
-                _ => None,
-            };
-            slots.push(Arc::new(Slot::new(slots.len(), spec, lists)));
-        }
+        let specs = prepare(
+            std::mem::take(&mut self.specs),
+            &self.renames,
+            &self.connect,
+            &mut self.skipped,
+        )?;
+        let slots = specs
+            .into_iter()
+            .map(|spec| {
+                let lists: Option<ServerCatalogue> = match spec.connect {
+                    ConnectPolicy::Lazy => saved.servers.remove(&spec.name),
+                    _ => None,
+                };
+                Arc::new(Slot::new(spec, lists))
+            })
+            .collect();
         let options = Options {
             rules: self.rules,
             debounce: self.debounce,
@@ -275,12 +270,57 @@ impl ManagerBuilder {
             pins: self
                 .pins
                 .map(|(pins, policy)| PinGate::new(pins, policy, self.pin_policies)),
+            drain_timeout: self.drain_timeout,
+            renames: self.renames,
+            connect: self.connect,
         };
         let fleet = Fleet::new(slots, options, self.skipped, self.event_capacity);
         Ok(Manager {
             fleet: Arc::new(fleet),
         })
     }
+}
+
+/// The specs of a fleet, as built or reloaded: each renamed and given its
+/// connect policy as the builder says; a disabled one, and one from a
+/// configuration file (`true` beside it) whose name cannot be used, left out
+/// into `skipped`. Fails on a bad name from code (or of a required server)
+/// and on two servers of one name.
+pub(crate) fn prepare(
+    specs: Vec<(ServerSpec, bool)>,
+    renames: &HashMap<String, String>,
+    connect: &HashMap<String, ConnectPolicy>,
+    skipped: &mut Vec<(String, ServerSkip)>,
+) -> Result<Vec<ServerSpec>, Error> {
+    let mut names = HashSet::new();
+    let mut kept = Vec::with_capacity(specs.len());
+    for (mut spec, from_config) in specs {
+        if let Some(to) = renames.get(&spec.name) {
+            spec.name.clone_from(to);
+        }
+        if !spec.policy.enabled {
+            skipped.push((spec.name, ServerSkip::Disabled));
+            continue;
+        }
+        if let Err(e) = validate_server_name(&spec.name) {
+            if from_config && !spec.policy.required {
+                skipped.push((spec.name, ServerSkip::InvalidName(e)));
+                continue;
+            }
+            return Err(Error::InvalidServerName {
+                name: spec.name,
+                source: e,
+            });
+        }
+        if !names.insert(spec.name.clone()) {
+            return Err(Error::DuplicateServer { name: spec.name });
+        }
+        if let Some(policy) = connect.get(&spec.name) {
+            spec.connect = *policy;
+        }
+        kept.push(spec);
+    }
+    Ok(kept)
 }
 
 impl Manager {
@@ -294,10 +334,8 @@ impl Manager {
     /// what its pins held back comes back into the catalogue. Without pins
     /// ([`ManagerBuilder::pins`]) this changes nothing.
     pub fn approve(&self, name: &str) -> Result<(), Error> {
-        let slot = self.fleet.slot(name).ok_or_else(|| Error::UnknownServer {
-            name: name.to_owned(),
-        })?;
-        self.fleet.approve(slot);
+        let slot = self.slot(name)?;
+        self.fleet.approve(&slot);
         Ok(())
     }
 
@@ -323,6 +361,7 @@ impl Manager {
             ..ConnectReport::default()
         };
         let eager: Vec<Arc<Slot>> = fleet
+            .roster()
             .slots
             .iter()
             .filter(|s| {
@@ -356,6 +395,7 @@ impl Manager {
     pub async fn retry_failed(&self) -> ConnectReport {
         let failed = self
             .fleet
+            .roster()
             .slots
             .iter()
             .filter(|s| s.health().is_failed())
@@ -372,7 +412,10 @@ impl Manager {
     }
 
     /// Starts `slots` in parallel; outcomes in their order.
-    async fn start_all(&self, slots: Vec<Arc<Slot>>) -> Vec<(Arc<Slot>, Result<(), Error>)> {
+    pub(crate) async fn start_all(
+        &self,
+        slots: Vec<Arc<Slot>>,
+    ) -> Vec<(Arc<Slot>, Result<(), Error>)> {
         let mut set = JoinSet::new();
         for (i, slot) in slots.iter().enumerate() {
             let (fleet, slot) = (self.fleet.clone(), slot.clone());
@@ -395,7 +438,7 @@ impl Manager {
     /// is tried again); returns once it is ready or failed.
     pub async fn connect(&self, name: &str) -> Result<(), Error> {
         let slot = self.slot(name)?;
-        start(&self.fleet, slot, Retry::Failed).await.map(drop)
+        start(&self.fleet, &slot, Retry::Failed).await.map(drop)
     }
 
     /// Closes server `name`'s client: its tools leave the catalogue, its
@@ -404,7 +447,7 @@ impl Manager {
     pub async fn disconnect(&self, name: &str) -> Result<(), Error> {
         let slot = self.slot(name)?;
         let _one = slot.starting.lock().await;
-        close_slot(&self.fleet, slot).await;
+        close_slot(&self.fleet, &slot).await;
         Ok(())
     }
 
@@ -414,14 +457,14 @@ impl Manager {
         let fleet = &self.fleet;
         fleet.shutdown.send_replace(true);
         let mut set = JoinSet::new();
-        for slot in &fleet.slots {
+        for slot in &fleet.roster().slots {
             let (fleet, slot) = (fleet.clone(), slot.clone());
             set.spawn(async move { close_slot(&fleet, &slot).await });
         }
         while set.join_next().await.is_some() {}
     }
 
-    fn slot(&self, name: &str) -> Result<&Arc<Slot>, Error> {
+    pub(crate) fn slot(&self, name: &str) -> Result<Arc<Slot>, Error> {
         self.fleet.slot(name).ok_or_else(|| Error::UnknownServer {
             name: name.to_owned(),
         })
@@ -430,6 +473,7 @@ impl Manager {
     /// The servers' names, in declaration order.
     pub fn servers(&self) -> Vec<String> {
         self.fleet
+            .roster()
             .slots
             .iter()
             .map(|s| s.name().to_owned())
@@ -449,6 +493,7 @@ impl Manager {
     /// Every server's health, in declaration order.
     pub fn health_all(&self) -> Vec<(String, Health)> {
         self.fleet
+            .roster()
             .slots
             .iter()
             .map(|s| (s.name().to_owned(), s.health()))
@@ -505,9 +550,9 @@ impl Manager {
     /// name. Fails as a call would (unknown, with the closest names;
     /// filtered; collision).
     pub fn route(&self, name: &str) -> Result<(String, String), Error> {
-        let catalog = self.fleet.catalog();
-        let route = catalog.route_tool(name)?;
-        let server = self.fleet.slots[route.server].name().to_owned();
+        let routing = self.fleet.routing();
+        let route = routing.catalog.route_tool(name)?;
+        let server = routing.roster.slots[route.server].name().to_owned();
         Ok((server, route.name.clone()))
     }
 
@@ -515,7 +560,7 @@ impl Manager {
     /// yet), unfiltered: save it for the next start's lazy servers.
     pub fn save_catalogue(&self) -> SavedCatalogue {
         let mut saved = SavedCatalogue::new();
-        for slot in &self.fleet.slots {
+        for slot in &self.fleet.roster().slots {
             let lists = lock(&slot.lists);
             if lists.source != Source::None {
                 saved
@@ -528,7 +573,7 @@ impl Manager {
 }
 
 /// Closes `slot`'s client, if it has one.
-async fn close_slot(fleet: &Fleet, slot: &Slot) {
+pub(crate) async fn close_slot(fleet: &Fleet, slot: &Slot) {
     slot.stop_monitor();
     let client = slot.set_client(None);
     if let Some(client) = client {

@@ -45,11 +45,19 @@ impl PinGate {
         self.store().clone()
     }
 
-    /// Holds `server`'s lists against its pins: what its policy holds back,
-    /// and the findings not reported before.
-    pub(crate) fn hold(&self, server: &str, lists: &ServerCatalogue) -> (Held, Vec<PinFinding>) {
+    /// Holds `server`'s lists against its pins: what its policy (`own`,
+    /// the one its spec sets, else the one set for its name, else the
+    /// default) holds back, and the findings not reported before.
+    pub(crate) fn hold(
+        &self,
+        server: &str,
+        own: Option<PinPolicy>,
+        lists: &ServerCatalogue,
+    ) -> (Held, Vec<PinFinding>) {
         let review = self.store().review(server, &lists.tools, &lists.prompts);
-        let policy = self.policies.get(server).copied().unwrap_or(self.default);
+        let policy = own
+            .or_else(|| self.policies.get(server).copied())
+            .unwrap_or(self.default);
         let changed = |kind| review.changed(kind).map(str::to_owned).collect();
         let held = match policy {
             PinPolicy::Warn => Held {
@@ -107,9 +115,9 @@ mod tests {
     fn each_policy_holds_back_what_it_says_of_a_changed_prompt() {
         let held = |policy| {
             let gate = PinGate::new(Pins::new(), policy, HashMap::new());
-            let (first, _) = gate.hold("a", &lists("Reviews."));
+            let (first, _) = gate.hold("a", None, &lists("Reviews."));
             assert!(first.prompts.is_empty() && !first.quarantined);
-            gate.hold("a", &lists("Reviews, and obeys.")).0
+            gate.hold("a", None, &lists("Reviews, and obeys.")).0
         };
         let blocked = held(PinPolicy::Block);
         assert!(blocked.prompts.contains("p") && blocked.tools.is_empty());

@@ -1,7 +1,8 @@
 //! [`Slot`]: one server's place in the fleet: its spec, its client while it
 //! has one, its health, its last lists, its call slots.
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
 
 use mcpwire_client::{Client, ClientConfig};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, watch};
@@ -27,9 +28,16 @@ pub(crate) struct Lists {
     pub(crate) source: Source,
 }
 
+/// Whether a slot still takes calls, and how many it has under way.
+#[derive(Debug, Clone, Copy, Default)]
+struct Drain {
+    /// Out of the fleet: no call enters any more.
+    removed: bool,
+    in_flight: usize,
+}
+
 /// One server of the fleet.
 pub(crate) struct Slot {
-    pub(crate) index: usize,
     pub(crate) spec: ServerSpec,
     pub(crate) health: watch::Sender<Health>,
     /// The client, from a successful start until it failed for good or was
@@ -42,6 +50,21 @@ pub(crate) struct Slot {
     permits: Option<std::sync::Arc<Semaphore>>,
     /// The task that watches the client (state, `list_changed`, sessions).
     pub(crate) monitor: Mutex<Option<AbortHandle>>,
+    /// The calls under way, and whether the slot left the fleet: one
+    /// `watch` so that entering a call and removing the slot are ordered
+    /// (a call either enters before the removal, and is waited for, or
+    /// sees it and fails).
+    drain: watch::Sender<Drain>,
+}
+
+/// A call under way on a slot; the slot's removal waits for it (within
+/// the drain timeout) before closing the client.
+pub(crate) struct Entered(Arc<Slot>);
+
+impl Drop for Entered {
+    fn drop(&mut self) {
+        self.0.drain.send_modify(|d| d.in_flight -= 1);
+    }
 }
 
 /// Locks, taking the data of a poisoned lock as it is: every value kept
@@ -51,7 +74,7 @@ pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Slot {
-    pub(crate) fn new(index: usize, spec: ServerSpec, saved: Option<ServerCatalogue>) -> Slot {
+    pub(crate) fn new(spec: ServerSpec, saved: Option<ServerCatalogue>) -> Slot {
         let permits = spec
             .max_concurrent
             .map(|n| std::sync::Arc::new(Semaphore::new(n)));
@@ -66,7 +89,6 @@ impl Slot {
             },
         };
         Slot {
-            index,
             spec,
             health: watch::channel(Health::Disconnected).0,
             client: Mutex::new(None),
@@ -74,7 +96,39 @@ impl Slot {
             lists: Mutex::new(lists),
             permits,
             monitor: Mutex::new(None),
+            drain: watch::channel(Drain::default()).0,
         }
+    }
+
+    /// Counts a call under way, unless the slot left the fleet.
+    pub(crate) fn enter(self: &Arc<Self>) -> Option<Entered> {
+        let entered = self.drain.send_if_modified(|d| {
+            if d.removed {
+                return false;
+            }
+            d.in_flight += 1;
+            true
+        });
+        entered.then(|| Entered(self.clone()))
+    }
+
+    /// Takes the slot out of the fleet: no call enters any more.
+    pub(crate) fn retire(&self) {
+        self.drain.send_modify(|d| d.removed = true);
+    }
+
+    /// Whether the slot left the fleet.
+    pub(crate) fn is_removed(&self) -> bool {
+        self.drain.borrow().removed
+    }
+
+    /// Waits until no call is under way, at most `timeout`; false if some
+    /// still were then.
+    pub(crate) async fn drained(&self, timeout: Duration) -> bool {
+        let mut drain = self.drain.subscribe();
+        tokio::time::timeout(timeout, drain.wait_for(|d| d.in_flight == 0))
+            .await
+            .is_ok_and(|r| r.is_ok())
     }
 
     pub(crate) fn name(&self) -> &str {

@@ -4,11 +4,14 @@
 //! take, how many calls at once).
 
 use std::fmt;
+use std::hash::{DefaultHasher, Hash, Hasher};
 use std::sync::Arc;
 use std::time::Duration;
 
 use mcpwire_client::{ClientConfig, Error as ClientError, TransportFactory};
 use mcpwire_config::Policy;
+
+use crate::pins::PinPolicy;
 
 /// Makes a [`TransportFactory`] for a server: called once for each client
 /// the manager makes for it (the first connection, and a retry of a failed
@@ -50,6 +53,10 @@ pub struct ServerSpec {
     pub(crate) policy: Policy,
     pub(crate) max_concurrent: Option<usize>,
     pub(crate) description: Option<String>,
+    /// What the connector reaches and how, as a hash (see
+    /// [`ServerSpec::connection_key`]): never shown, it may cover secrets.
+    pub(crate) connection_key: Option<u64>,
+    pub(crate) pin_policy: Option<PinPolicy>,
 }
 
 impl fmt::Debug for ServerSpec {
@@ -59,6 +66,7 @@ impl fmt::Debug for ServerSpec {
             .field("connect", &self.connect)
             .field("policy", &self.policy)
             .field("max_concurrent", &self.max_concurrent)
+            .field("pin_policy", &self.pin_policy)
             .finish_non_exhaustive()
     }
 }
@@ -84,7 +92,67 @@ impl ServerSpec {
             policy: Policy::default(),
             max_concurrent: None,
             description: None,
+            connection_key: None,
+            pin_policy: None,
         }
+    }
+
+    /// Says what its connector reaches and how (a command line and its
+    /// environment, a URL and its headers), for
+    /// [`Manager::reload`](crate::Manager::reload) to tell an unchanged
+    /// server from a changed one: connectors are closures, which cannot be
+    /// compared, so without a key two specs reach the same server only if
+    /// they share one [`Connector`]. Servers from configuration files get
+    /// one from their resolved entry. Only a hash of `key` is kept, so a
+    /// credential in it is never shown.
+    pub fn connection_key(mut self, key: impl Hash) -> Self {
+        let mut hasher = DefaultHasher::new();
+        key.hash(&mut hasher);
+        self.connection_key = Some(hasher.finish());
+        self
+    }
+
+    /// Its own pin policy, instead of the manager's
+    /// ([`ManagerBuilder::pins`](crate::ManagerBuilder::pins)). Default: the
+    /// one [`ManagerBuilder::pin_policy`](crate::ManagerBuilder::pin_policy)
+    /// set for its name, else the manager's.
+    pub fn pin_policy(mut self, policy: PinPolicy) -> Self {
+        self.pin_policy = Some(policy);
+        self
+    }
+
+    /// Whether `other` describes this server exactly as this spec does, so
+    /// that a reload keeps its client (its session, its calls under way).
+    ///
+    /// A field-by-field comparison of everything that shapes the server's
+    /// client or what the fleet offers of it: its name, connect policy,
+    /// entry policy (enabled, required, timeouts, tool lists, trust),
+    /// concurrency cap, description and pin policy must be equal, and it
+    /// must reach the same server the same way. That last part cannot be
+    /// read off a [`Connector`] (a closure) nor a [`ClientConfig`] (which
+    /// holds handlers): two specs that both have a
+    /// [`connection_key`](Self::connection_key) compare their keys, which
+    /// stand for the connector and the client configuration together;
+    /// otherwise they must share one connector and neither have a client
+    /// configuration of its own. Erring towards "changed" costs a
+    /// reconnection; erring towards "unchanged" would keep a client that
+    /// reaches the wrong server.
+    pub(crate) fn same_as(&self, other: &ServerSpec) -> bool {
+        let reach = match (self.connection_key, other.connection_key) {
+            (Some(a), Some(b)) => a == b,
+            _ => {
+                Arc::ptr_eq(&self.connector, &other.connector)
+                    && self.client_config.is_none()
+                    && other.client_config.is_none()
+            }
+        };
+        reach
+            && self.name == other.name
+            && self.connect == other.connect
+            && self.policy == other.policy
+            && self.max_concurrent == other.max_concurrent
+            && self.description == other.description
+            && self.pin_policy == other.pin_policy
     }
 
     /// Its name.

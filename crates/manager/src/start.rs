@@ -14,7 +14,7 @@ use crate::error::Error;
 use crate::fleet::Fleet;
 use crate::health::Health;
 use crate::saved::ServerCatalogue;
-use crate::slot::{Slot, Source, lock};
+use crate::slot::{Entered, Slot, Source, lock};
 use crate::spec::ConnectPolicy;
 
 /// Whether a start may try a server that failed.
@@ -87,6 +87,9 @@ pub(crate) async fn start(
     if fleet.is_closed() {
         return Err(Error::Closed);
     }
+    if slot.is_removed() {
+        return Err(removed(slot));
+    }
     if let Some(client) = slot.client() {
         return Ok(client);
     }
@@ -118,6 +121,13 @@ pub(crate) async fn start(
             fleet.set_health(slot, Health::failure(e.clone()));
             Err(e)
         }
+    }
+}
+
+/// The error of a call to a server that left the fleet.
+fn removed(slot: &Slot) -> Error {
+    Error::Removed {
+        server: slot.name().to_owned(),
     }
 }
 
@@ -360,8 +370,21 @@ fn lost(fleet: &Fleet, slot: &Slot, state: &ConnectionState) {
 
 /// The client a call to `slot` goes to: its client, or a start for a lazy
 /// server (or an eager one not started yet), or the failure of a failed
-/// one (a start again with `Retry::Failed`).
+/// one (a start again with `Retry::Failed`); with the call counted as under
+/// way on `slot` until the guard is dropped. A server that left the fleet
+/// takes no call ([`Error::Removed`]), even one routed by a catalogue read
+/// just before it left.
 pub(crate) async fn client_for_call(
+    fleet: &Arc<Fleet>,
+    slot: &Arc<Slot>,
+    retry: Retry,
+) -> Result<(Client, Entered), Error> {
+    let entered = slot.enter().ok_or_else(|| removed(slot))?;
+    let client = client_or_start(fleet, slot, retry).await?;
+    Ok((client, entered))
+}
+
+async fn client_or_start(
     fleet: &Arc<Fleet>,
     slot: &Arc<Slot>,
     retry: Retry,

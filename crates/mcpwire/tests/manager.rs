@@ -11,7 +11,8 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use mcpwire::config::{Format, LoadOptions, ProcessEnvironment, Resolver};
-use mcpwire::manager::{Manager, ServerSkip, Transports};
+use mcpwire::manager::{ConfigFiles, ConfigFilesError, Manager, ServerSkip, Transports};
+use mcpwire_test_support::http::{Reply, Seen, Server as HttpServer};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -153,6 +154,134 @@ async fn a_claude_desktop_file_becomes_a_fleet_over_stdio_and_http() {
             .unwrap();
         assert_eq!(result.text(), "42");
     }
+    manager.close().await;
+}
+
+/// A Streamable HTTP server that gives each `initialize` a new
+/// `Mcp-Session-Id` (`s1`, `s2`...) and answers every `tools/call` with the
+/// session id the call came with: which session a call went through is in
+/// its answer.
+async fn sessions_server() -> HttpServer {
+    let issued = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    HttpServer::start(move |seen: Seen| {
+        let body: serde_json::Value = serde_json::from_slice(&seen.body).unwrap_or_default();
+        let answer = |result: serde_json::Value| {
+            Reply::json(&json!({"jsonrpc": "2.0", "id": body["id"], "result": result}).to_string())
+        };
+        let reply = match (seen.method.as_str(), body["method"].as_str().unwrap_or("")) {
+            ("POST", "initialize") => {
+                let n = issued.fetch_add(1, std::sync::atomic::Ordering::SeqCst) + 1;
+                answer(
+                    json!({"protocolVersion": "2025-11-25", "capabilities": {"tools": {}},
+                    "serverInfo": {"name": "sessions", "version": "1"}}),
+                )
+                .header("mcp-session-id", &format!("s{n}"))
+            }
+            ("POST", "tools/list") => answer(json!({"tools": [{"name": "session",
+                "inputSchema": {"type": "object"}}]})),
+            ("POST", "tools/call") => {
+                let id = seen.header("mcp-session-id").unwrap_or("none").to_owned();
+                answer(json!({"content": [{"type": "text", "text": id}]}))
+            }
+            // The newer era's discovery is refused: the server initializes.
+            ("POST", "server/discover") => Reply::new(400).body("unknown method"),
+            ("POST", _) | ("DELETE", _) => Reply::new(202),
+            _ => Reply::new(405),
+        };
+        async move { reply }
+    })
+    .await
+}
+
+/// A configuration file naming `servers` (name, path on the server, extra
+/// header) over Streamable HTTP.
+fn write_config(path: &Path, server: &HttpServer, servers: &[(&str, &str, Option<&str>)]) {
+    let mut entries = serde_json::Map::new();
+    for (name, at, header) in servers {
+        let mut entry = json!({"type": "http", "url": server.url(at)});
+        if let Some(value) = header {
+            entry["headers"] = json!({"X-Edition": value});
+        }
+        entries.insert((*name).to_owned(), entry);
+    }
+    let text = json!({"mcpServers": entries}).to_string();
+    std::fs::write(path, text).unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_reload_from_the_files_keeps_the_sessions_of_unchanged_servers() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(
+        &file,
+        &server,
+        &[
+            ("one", "/one", None),
+            ("two", "/two", None),
+            ("three", "/three", None),
+        ],
+    );
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let report = tokio::time::timeout(LONG, manager.connect_all())
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.connected.len(), 3, "{report:?}");
+    let session = async |tool: &str| manager.call_tool(tool, &json!({})).await.unwrap().text();
+    let one = session("one__session").await;
+    let two = session("two__session").await;
+    assert_ne!(one, two);
+
+    // `one` as it was, `two` with a new header, `three` gone, `four` new.
+    write_config(
+        &file,
+        &server,
+        &[
+            ("one", "/one", None),
+            ("two", "/two", Some("2")),
+            ("four", "/four", None),
+        ],
+    );
+    let reload = files.reload(&manager);
+    fn spawnable<T: Send>(_: &T) {}
+    spawnable(&reload);
+    let report = tokio::time::timeout(LONG, reload).await.unwrap().unwrap();
+    assert_eq!(report.unchanged, ["one"]);
+    assert_eq!(report.replaced, ["two"]);
+    assert_eq!(report.removed, ["three"]);
+    assert_eq!(report.added, ["four"]);
+    // The file's order (serde_json writes the keys sorted).
+    assert_eq!(manager.servers(), ["four", "one", "two"]);
+
+    assert_eq!(session("one__session").await, one, "`one` kept its session");
+    let new_two = session("two__session").await;
+    assert_ne!(new_two, two, "`two` has a new session");
+    let seen = server.seen();
+    let initialized = |path: &str| {
+        seen.iter()
+            .filter(|s| s.path == path && s.rpc_method().as_deref() == Some("initialize"))
+            .count()
+    };
+    assert_eq!(initialized("/one"), 1);
+    assert_eq!(initialized("/two"), 2);
+    // The removed server's session was ended.
+    let ended = |path: &str| seen.iter().any(|s| s.path == path && s.method == "DELETE");
+    assert!(ended("/three") && ended("/two") && !ended("/one"));
+    let edition = seen
+        .iter()
+        .find(|s| s.header("mcp-session-id") == Some(new_two.as_str()))
+        .and_then(|s| s.header("x-edition"));
+    assert_eq!(edition, Some("2"), "the new `two` sends its new header");
+
+    // A file that no longer parses changes nothing.
+    std::fs::write(&file, "{ not json").unwrap();
+    let err = files.reload(&manager).await.unwrap_err();
+    assert!(matches!(err, ConfigFilesError::Load(_)), "{err:?}");
+    assert!(chain(&err).contains("mcp.json"), "{}", chain(&err));
+    assert_eq!(manager.servers(), ["four", "one", "two"]);
+    assert_eq!(session("one__session").await, one);
     manager.close().await;
 }
 
