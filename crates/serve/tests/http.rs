@@ -442,3 +442,37 @@ async fn one_get_stream_at_a_time_and_a_session_with_one_open_is_not_idle() {
     assert_eq!(answer.status, 200, "the session is kept");
     fleet.manager.close().await;
 }
+
+#[tokio::test]
+async fn a_request_answered_leaves_the_progress_of_others_on_their_streams() {
+    let fleet = fleet(&[("a", &["slow", "nudge"])]).await;
+    let addr = endpoint(&fleet, HttpOptions::new(TOKEN)).await;
+    let id = session(addr).await;
+    let with_id = [
+        ("Authorization", BEARER),
+        ("Accept", "application/json, text/event-stream"),
+        ("Mcp-Session-Id", id.as_str()),
+    ];
+    let slow = json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call",
+        "params": {"name": "a__slow", "arguments": {}, "_meta": {"progressToken": 17}}})
+    .to_string();
+    let (status, mut stream) = open_stream(addr, "POST", &with_id, &slow).await;
+    assert_eq!(status, 200);
+    assert_eq!(next_event(&mut stream).await["params"]["progress"], 1.0);
+
+    // Two other requests, each answered: the first answer must not take
+    // the slow call's progress token with it, so the second nudge's
+    // progress still reaches the slow call's stream.
+    for request_id in [5, 6] {
+        let nudge = json!({"jsonrpc": "2.0", "id": request_id, "method": "tools/call",
+            "params": {"name": "a__nudge", "arguments": {}, "_meta": {"progressToken": 18}}})
+        .to_string();
+        let answer = send(addr, "POST", &with_id, &nudge).await;
+        assert_eq!(answer.status, 200);
+        assert!(answer.body.contains("a:nudge"), "{}", answer.body);
+        let progress = next_event(&mut stream).await;
+        assert_eq!(progress["params"]["progressToken"], 17, "{progress}");
+        assert_eq!(progress["params"]["progress"], 2.0, "{progress}");
+    }
+    fleet.manager.close().await;
+}

@@ -37,7 +37,9 @@ pub type Seen = mpsc::UnboundedReceiver<String>;
 /// a `notifications/cancelled` it gets is reported as
 /// `"{label} cancelled {requestId}"`. `tools/list_changed` is sent when the
 /// test says so through the returned sender. A tool `log_{level}` sends a
-/// log message at that level (logger `x`) before its answer.
+/// log message at that level (logger `x`) before its answer. A tool
+/// `nudge` sends one more progress notification under the last `slow`
+/// call's token, then answers.
 fn upstream(
     mut peer: MemoryPeer,
     label: String,
@@ -47,6 +49,7 @@ fn upstream(
 ) {
     tokio::spawn(async move {
         let mut tools = tools;
+        let mut slow_token = Value::Null;
         loop {
             let frame = tokio::select! {
                 frame = peer.recv_frame() => frame,
@@ -87,8 +90,12 @@ fn upstream(
                             }
                             if tool == "slow" {
                                 let token = params["_meta"]["progressToken"].clone();
+                                slow_token = token.clone();
                                 send(&peer, notification("notifications/progress", json!({"progressToken": token, "progress": 1, "total": 4, "message": "a quarter"}))).await;
                                 continue;
+                            }
+                            if tool == "nudge" {
+                                send(&peer, notification("notifications/progress", json!({"progressToken": slow_token, "progress": 2, "total": 4, "message": "a nudge"}))).await;
                             }
                             json!({"content": [{"type": "text", "text": format!("{label}:{tool}")}]})
                         }
