@@ -8,7 +8,7 @@
 //! for people goes to stderr.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use mcpwire::config::ProcessEnvironment;
 use mcpwire::manager::{Manager, ServerSkip, Transports};
@@ -173,7 +173,7 @@ const SOCKET_CLIENTS: usize = 64;
 /// A Unix socket bound at `path`, the owner's only. A socket file left by
 /// a `serve` that is gone is replaced; one that still answers is not.
 #[cfg(unix)]
-async fn bind_unix(path: &Path) -> Result<tokio::net::UnixListener, Failure> {
+async fn bind_unix(path: &std::path::Path) -> Result<tokio::net::UnixListener, Failure> {
     use std::os::unix::fs::{FileTypeExt as _, PermissionsExt as _};
     let cannot = |e| {
         Failure::caused(
