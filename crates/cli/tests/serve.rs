@@ -452,8 +452,10 @@ fn a_serve_that_fails_to_start_leaves_no_socket_file() {
 }
 
 /// A child process killed when dropped (a failed assertion leaves none).
+#[cfg(unix)]
 struct Killed(std::process::Child);
 
+#[cfg(unix)]
 impl Drop for Killed {
     fn drop(&mut self) {
         let _ = self.0.kill();
