@@ -342,6 +342,10 @@ fn over_http_the_typescript_sdk_client_gets_progress_logs_and_its_cancel_reaches
 }
 
 #[test]
+#[cfg_attr(
+    not(unix),
+    ignore = "ends serve with SIGINT through `kill -INT`, which Windows has not"
+)]
 fn serve_http_shows_a_generated_token_once_on_stdout_and_never_on_stderr() {
     let dir = tempfile::tempdir().unwrap();
     let served = ServeHttp::start(&fleet_config(dir.path()));
