@@ -1,4 +1,4 @@
-//! What every part of one transport shares: its [`Ctx`] (the HTTP client,
+//! What every part of one transport shares: its [`Link`] to the server (the HTTP client,
 //! the session state, the URL, the event queues) and the vocabulary of
 //! requests in flight ([`Exchange`], [`InFlight`]).
 
@@ -14,10 +14,11 @@ use crate::client::HttpClient;
 use crate::events::Events;
 use crate::session::SessionState;
 
-/// Everything a transport's tasks share.
-pub(crate) struct Ctx {
+/// The link to one server that every task of a transport shares: how it
+/// reaches the server and what it knows of the session there.
+pub(crate) struct Link {
     pub(crate) client: HttpClient,
-    pub(crate) shared: Arc<SessionState>,
+    pub(crate) session: Arc<SessionState>,
     /// The URL the user gave: the MCP endpoint, or the legacy SSE URL.
     pub(crate) url: Uri,
     pub(crate) events: Events,

@@ -11,7 +11,7 @@ use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
 use tokio::sync::{Semaphore, mpsc, watch};
 
 use crate::client::HttpClient;
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::events::Events;
 use crate::legacy::{Legacy, LegacyStream};
@@ -60,7 +60,7 @@ enum Probe {
 
 /// The task behind one transport, before it knows its mode.
 pub(crate) struct Driver {
-    ctx: Arc<Ctx>,
+    link: Arc<Link>,
     in_flight: Arc<Semaphore>,
     /// The requests in flight, shared with the senders that post directly.
     direct: Arc<DirectPost>,
@@ -80,23 +80,23 @@ impl Drop for Abandon {
 impl Driver {
     pub(crate) fn new(
         client: HttpClient,
-        shared: Arc<SessionState>,
+        session: Arc<SessionState>,
         url: Uri,
         events: Events,
         auth: Option<Arc<dyn mcpwire_auth::Authorizer>>,
         runtime: &tokio::runtime::Handle,
     ) -> Self {
         let in_flight = Arc::new(Semaphore::new(client.config().max_in_flight));
-        let ctx = Arc::new(Ctx {
+        let link = Arc::new(Link {
             client,
-            shared,
+            session,
             url,
             events,
             auth,
         });
-        let direct = Arc::new(DirectPost::new(ctx.clone(), in_flight.clone(), runtime));
+        let direct = Arc::new(DirectPost::new(link.clone(), in_flight.clone(), runtime));
         Self {
-            ctx,
+            link,
             in_flight,
             direct: direct.clone(),
             _abandon: Abandon(direct),
@@ -118,18 +118,18 @@ impl Driver {
         start: Start,
     ) -> CloseReason {
         let mut streamable = Streamable::new(
-            self.ctx.clone(),
+            self.link.clone(),
             self.in_flight.clone(),
             self.direct.clone(),
         );
         match start {
             Start::Streamable => streamable.run(rx, shutdown, None).await,
             Start::Legacy => {
-                let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
+                let legacy = Legacy::new(self.link.clone(), HttpMode::LegacySse);
                 Box::pin(legacy.run(rx, shutdown, None)).await
             }
             Start::ReceiveOnly => {
-                let legacy = Legacy::new(self.ctx.clone(), HttpMode::ReceiveOnlySse);
+                let legacy = Legacy::new(self.link.clone(), HttpMode::ReceiveOnlySse);
                 Box::pin(legacy.run(rx, shutdown, None)).await
             }
             Start::Auto => {
@@ -163,7 +163,7 @@ impl Driver {
                             outcome = &mut probe => outcome,
                             frame = rx.recv() => match frame {
                                 Some(frame) if Outbound::of(&frame).is_initialize() => {
-                                    tracing::debug!(url = %self.ctx.url, "initialize sent while the first request waits: that request is abandoned");
+                                    tracing::debug!(url = %self.link.url, "initialize sent while the first request waits: that request is abandoned");
                                     drop(probe);
                                     next = Some(frame);
                                     continue;
@@ -186,7 +186,7 @@ impl Driver {
                             return streamable.run(rx, shutdown, next).await;
                         }
                         Probe::Legacy(frame, stream) => {
-                            let legacy = Legacy::new(self.ctx.clone(), HttpMode::LegacySse);
+                            let legacy = Legacy::new(self.link.clone(), HttpMode::LegacySse);
                             return Box::pin(legacy.run(rx, shutdown, Some((frame, stream)))).await;
                         }
                     }
@@ -202,18 +202,18 @@ impl Driver {
     /// stateless era's `server/discover` at a server of the `initialize`
     /// era) is that request's answer, and the next frame decides.
     async fn probe(&self, frame: Outgoing) -> Probe {
-        let ctx = &self.ctx;
+        let link = &self.link;
         let kind = Outbound::of(&frame);
         let frame = frame.frame;
         let build = Build::Post {
             frame: &frame,
             kind: &kind,
         };
-        let req = build.request(ctx, &SessionSnapshot::default());
-        let resp = match send_with_retry(ctx, build, req).await {
+        let req = build.request(link, &SessionSnapshot::default());
+        let resp = match send_with_retry(link, build, req).await {
             Ok(resp) => resp,
             Err(e) => {
-                ctx.events.undelivered(frame, e.into()).await;
+                link.events.undelivered(frame, e.into()).await;
                 return Probe::Streamable(None);
             }
         };
@@ -234,21 +234,21 @@ impl Driver {
         if let Outbound::Request { id, .. } = &kind
             && let Some(body) = rpc_error_answer(&original, id)
         {
-            settle_mode(ctx);
-            ctx.events.frame(body).await;
+            settle_mode(link);
+            link.events.frame(body).await;
             return Probe::Streamable(None);
         }
         if !initialize {
-            tracing::debug!(url = %ctx.url, status, "a request before initialize was refused: the next frame decides the transport");
-            ctx.events.undelivered(frame, original.into()).await;
+            tracing::debug!(url = %link.url, status, "a request before initialize was refused: the next frame decides the transport");
+            link.events.undelivered(frame, original.into()).await;
             return Probe::Undecided;
         }
-        match LegacyStream::open(ctx).await {
+        match LegacyStream::open(link).await {
             Ok(stream) => {
-                tracing::debug!(url = %ctx.url, "falling back to HTTP+SSE");
-                ctx.shared.set_mode(HttpMode::LegacySse);
-                ctx.client
-                    .remember_mode(&ctx.shared.url, HttpMode::LegacySse);
+                tracing::debug!(url = %link.url, "falling back to HTTP+SSE");
+                link.session.set_mode(HttpMode::LegacySse);
+                link.client
+                    .remember_mode(&link.session.url, HttpMode::LegacySse);
                 Probe::Legacy(frame, Box::new(stream))
             }
             Err(legacy) => {
@@ -258,7 +258,7 @@ impl Driver {
                     post: Box::new(original),
                     legacy: Box::new(legacy),
                 };
-                ctx.events.undelivered(frame, error.into()).await;
+                link.events.undelivered(frame, error.into()).await;
                 Probe::Streamable(None)
             }
         }

@@ -10,7 +10,7 @@ use http::Uri;
 use mcpwire_transport::{CloseReason, Outgoing, TransportError};
 use tokio::sync::{mpsc, watch};
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::{BoxError, EndpointError, Error};
 use crate::mode::HttpMode;
 use crate::request::{Build, send_with_retry};
@@ -48,20 +48,20 @@ const MAX_ACK_LEN: usize = 64 << 10;
 impl LegacyStream {
     /// GETs the SSE URL and waits (at most [`ENDPOINT_WAIT`], and within
     /// the request timeout) for the `endpoint` event.
-    pub(crate) async fn open(ctx: &Ctx) -> Result<LegacyStream, Error> {
-        Self::connect(ctx, Cursor::new(ctx), Announce::Endpoint).await
+    pub(crate) async fn open(link: &Link) -> Result<LegacyStream, Error> {
+        Self::connect(link, Cursor::new(link), Announce::Endpoint).await
     }
 
-    async fn connect(ctx: &Ctx, cursor: Cursor, announce: Announce) -> Result<Self, Error> {
-        let reader = sse::open(ctx, cursor.last_event_id.as_deref()).await?;
+    async fn connect(link: &Link, cursor: Cursor, announce: Announce) -> Result<Self, Error> {
+        let reader = sse::open(link, cursor.last_event_id.as_deref()).await?;
         let mut stream = LegacyStream {
             reader,
             endpoint: None,
             cursor,
         };
         if announce == Announce::Endpoint {
-            let timeout = ctx.client.config().request_timeout.min(ENDPOINT_WAIT);
-            match tokio::time::timeout(timeout, stream.wait_endpoint(ctx)).await {
+            let timeout = link.client.config().request_timeout.min(ENDPOINT_WAIT);
+            match tokio::time::timeout(timeout, stream.wait_endpoint(link)).await {
                 Ok(result) => result?,
                 Err(_) => return Err(EndpointError::NotInTime(timeout).into()),
             }
@@ -71,12 +71,12 @@ impl LegacyStream {
 
     /// Reads until the `endpoint` event. The specification makes it the first
     /// event; anything before it is skipped.
-    async fn wait_endpoint(&mut self, ctx: &Ctx) -> Result<(), Error> {
+    async fn wait_endpoint(&mut self, link: &Link) -> Result<(), Error> {
         while let Some(event) = self.reader.next().await {
             let event = event?;
             self.cursor.observe(&event);
             if event.event == "endpoint" {
-                self.endpoint = Some(resolve_endpoint(&ctx.url, &event.data)?);
+                self.endpoint = Some(resolve_endpoint(&link.url, &event.data)?);
                 return Ok(());
             }
             tracing::debug!("skipping an event before the legacy endpoint");
@@ -111,7 +111,7 @@ pub(crate) fn resolve_endpoint(sse: &Uri, data: &[u8]) -> Result<Uri, EndpointEr
 
 /// A legacy or receive-only SSE transport's state, owned by its driver task.
 pub(crate) struct Legacy {
-    ctx: Arc<Ctx>,
+    link: Arc<Link>,
     /// [`HttpMode::LegacySse`] or [`HttpMode::ReceiveOnlySse`].
     mode: HttpMode,
     snap: SessionSnapshot,
@@ -119,9 +119,9 @@ pub(crate) struct Legacy {
 
 impl Legacy {
     /// `mode` is [`HttpMode::LegacySse`] or [`HttpMode::ReceiveOnlySse`].
-    pub(crate) fn new(ctx: Arc<Ctx>, mode: HttpMode) -> Self {
+    pub(crate) fn new(link: Arc<Link>, mode: HttpMode) -> Self {
         Self {
-            ctx,
+            link,
             mode,
             snap: SessionSnapshot::default(),
         }
@@ -145,8 +145,8 @@ impl Legacy {
         let (first, stream) = match pending {
             Some((frame, stream)) => (Some(frame), *stream),
             None => {
-                let ctx = self.ctx.clone();
-                let open = LegacyStream::connect(&ctx, Cursor::new(&ctx), announce);
+                let link = self.link.clone();
+                let open = LegacyStream::connect(&link, Cursor::new(&link), announce);
                 let opened = tokio::select! {
                     opened = open => opened,
                     _ = shutdown.changed() => return CloseReason::Local,
@@ -157,12 +157,12 @@ impl Legacy {
                 }
             }
         };
-        self.ctx.shared.set_mode(self.mode);
+        self.link.session.set_mode(self.mode);
         let endpoint = stream.endpoint.clone();
-        self.ctx.shared.update(|s| s.endpoint = endpoint);
+        self.link.session.update(|s| s.endpoint = endpoint);
         // Aborted when the driver ends or is dropped (the transport dropped).
         let mut reader = AbortOnDrop(tokio::spawn(read_stream(
-            self.ctx.clone(),
+            self.link.clone(),
             stream,
             announce,
         )));
@@ -189,7 +189,7 @@ impl Legacy {
         }
         rx.close();
         if !receive_only {
-            let timeout = self.ctx.client.config().close_timeout;
+            let timeout = self.link.client.config().close_timeout;
             let flush = async {
                 while let Some(frame) = rx.recv().await {
                     self.post(frame.frame).await;
@@ -204,29 +204,29 @@ impl Legacy {
     /// POSTs one frame to the announced endpoint; its answer comes on the
     /// event stream, so only the status matters here.
     async fn post(&mut self, frame: Bytes) {
-        self.ctx.shared.refresh(&mut self.snap);
+        self.link.session.refresh(&mut self.snap);
         let Some(endpoint) = self.snap.endpoint.clone() else {
             let error = Error::from(EndpointError::NotAnnounced);
-            self.ctx.events.undelivered(frame, error.into()).await;
+            self.link.events.undelivered(frame, error.into()).await;
             return;
         };
         let build = Build::LegacyPost {
             endpoint: &endpoint,
             frame: &frame,
         };
-        let req = build.request(&self.ctx, &self.snap);
-        match send_with_retry(&self.ctx, build, req).await {
+        let req = build.request(&self.link, &self.snap);
+        match send_with_retry(&self.link, build, req).await {
             Ok(resp) if resp.status().is_success() => {
                 // Reading the short acknowledgement lets the connection go
                 // back to the pool.
-                let config = self.ctx.client.config();
+                let config = self.link.client.config();
                 let _ = read_body(resp.into_body(), MAX_ACK_LEN, config.request_timeout).await;
             }
             Ok(resp) => {
                 let error = status_error(resp).await;
-                self.ctx.events.undelivered(frame, error.into()).await;
+                self.link.events.undelivered(frame, error.into()).await;
             }
-            Err(e) => self.ctx.events.undelivered(frame, e.into()).await,
+            Err(e) => self.link.events.undelivered(frame, e.into()).await,
         }
     }
 }
@@ -244,23 +244,23 @@ impl<T> Drop for AbortOnDrop<T> {
 /// new `endpoint` after a reconnect means the server started a new session:
 /// it is reported as [`TransportError::SessionExpired`] so the client can
 /// initialize again.
-async fn read_stream(ctx: Arc<Ctx>, mut stream: LegacyStream, announce: Announce) -> CloseReason {
+async fn read_stream(link: Arc<Link>, mut stream: LegacyStream, announce: Announce) -> CloseReason {
     loop {
-        while let Some(event) = stream.reader.next_observed(&ctx, &mut stream.cursor).await {
+        while let Some(event) = stream.reader.next_observed(&link, &mut stream.cursor).await {
             if announce == Announce::Endpoint && event.event == "endpoint" {
-                match resolve_endpoint(&ctx.url, &event.data) {
+                match resolve_endpoint(&link.url, &event.data) {
                     Ok(endpoint) => {
                         if stream.endpoint.as_ref() != Some(&endpoint) {
                             stream.endpoint = Some(endpoint.clone());
-                            ctx.shared.update(|s| s.endpoint = Some(endpoint));
-                            ctx.events.error(TransportError::SessionExpired).await;
+                            link.session.update(|s| s.endpoint = Some(endpoint));
+                            link.events.error(TransportError::SessionExpired).await;
                         }
                     }
-                    Err(e) => ctx.events.error(Error::from(e).into()).await,
+                    Err(e) => link.events.error(Error::from(e).into()).await,
                 }
                 continue;
             }
-            if is_message(&event) && !ctx.events.frame(event.data).await {
+            if is_message(&event) && !link.events.frame(event.data).await {
                 return CloseReason::Local;
             }
         }
@@ -275,7 +275,7 @@ async fn read_stream(ctx: Arc<Ctx>, mut stream: LegacyStream, announce: Announce
                 last_event_id: stream.cursor.last_event_id.clone(),
                 backoff: stream.cursor.backoff.clone(),
             };
-            match LegacyStream::connect(&ctx, cursor, Announce::Nothing).await {
+            match LegacyStream::connect(&link, cursor, Announce::Nothing).await {
                 Ok(next) => {
                     let endpoint = stream.endpoint.take();
                     stream = next;

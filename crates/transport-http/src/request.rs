@@ -16,7 +16,7 @@ use hyper::body::Incoming;
 use mcpwire_auth::{AuthRound, Challenged};
 use mcpwire_transport::{Direction, FrameMeta, REDACTED, Tapped, is_credential_header};
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::outbound::Outbound;
 use crate::response::{authorization_error, authorization_required, retry_after, status_error};
@@ -50,10 +50,10 @@ pub(crate) enum Build<'a> {
 
 impl Build<'_> {
     /// The request, with the session headers of `snap`.
-    pub(crate) fn request(self, ctx: &Ctx, snap: &SessionSnapshot) -> Request<Full<Bytes>> {
+    pub(crate) fn request(self, link: &Link, snap: &SessionSnapshot) -> Request<Full<Bytes>> {
         match self {
             Build::Post { frame, kind } => {
-                let mut req = ctx.client.request(Method::POST, &ctx.url, frame.clone());
+                let mut req = link.client.request(Method::POST, &link.url, frame.clone());
                 let headers = req.headers_mut();
                 headers.insert(ACCEPT, ACCEPT_POST);
                 headers.insert(CONTENT_TYPE, JSON);
@@ -69,14 +69,14 @@ impl Build<'_> {
                 req
             }
             Build::LegacyPost { endpoint, frame } => {
-                let mut req = ctx.client.request(Method::POST, endpoint, frame.clone());
+                let mut req = link.client.request(Method::POST, endpoint, frame.clone());
                 let headers = req.headers_mut();
                 headers.insert(ACCEPT, ACCEPT_POST);
                 headers.insert(CONTENT_TYPE, JSON);
                 req
             }
             Build::Stream { last_event_id } => {
-                let mut req = ctx.client.request(Method::GET, &ctx.url, Bytes::new());
+                let mut req = link.client.request(Method::GET, &link.url, Bytes::new());
                 let headers = req.headers_mut();
                 headers.insert(ACCEPT, ACCEPT_SSE);
                 session_headers(headers, snap);
@@ -86,7 +86,7 @@ impl Build<'_> {
                 req
             }
             Build::EndSession => {
-                let mut req = ctx.client.request(Method::DELETE, &ctx.url, Bytes::new());
+                let mut req = link.client.request(Method::DELETE, &link.url, Bytes::new());
                 session_headers(req.headers_mut(), snap);
                 req
             }
@@ -137,13 +137,13 @@ const MAX_AUTH_RETRIES: u32 = 8;
 /// authorizer, a 401 or 403 is [`Error::Authorization`], with the server's
 /// challenges.
 pub(crate) async fn send(
-    ctx: &Ctx,
+    link: &Link,
     build: Build<'_>,
     req: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, Error> {
-    let Some(auth) = ctx.auth.as_deref() else {
-        tap_sent(ctx, build, &req);
-        let resp = ctx.client.send(req).await?;
+    let Some(auth) = link.auth.as_deref() else {
+        tap_sent(link, build, &req);
+        let resp = link.client.send(req).await?;
         if is_challenge(resp.status()) {
             return Err(authorization_error(resp).await);
         }
@@ -165,8 +165,8 @@ pub(crate) async fn send(
             })?;
         sent.apply(req.headers_mut());
         let (method, uri) = (req.method().clone(), req.uri().clone());
-        tap_sent(ctx, build, &req);
-        let resp = ctx.client.send(req).await?;
+        tap_sent(link, build, &req);
+        let resp = link.client.send(req).await?;
         let status = resp.status();
         if !is_challenge(status) {
             return Ok(resp);
@@ -184,7 +184,7 @@ pub(crate) async fn send(
             Ok(()) if sent_again < MAX_AUTH_RETRIES => {
                 sent_again += 1;
                 tracing::debug!(status = status.as_u16(), "sending again after a challenge");
-                req = build.request(ctx, &ctx.shared.snapshot());
+                req = build.request(link, &link.session.snapshot());
             }
             Ok(()) => return Err(Error::Authorization(Box::new(required))),
             Err(source) => {
@@ -200,8 +200,8 @@ pub(crate) async fn send(
 /// Shows the transport's tap, if it has one, the frame `req` carries with
 /// the header fields it is sent with (credentials redacted). Requests that
 /// carry no frame (a GET, a DELETE) are not shown.
-fn tap_sent(ctx: &Ctx, build: Build<'_>, req: &Request<Full<Bytes>>) {
-    let Some(tap) = ctx.shared.tap.get() else {
+fn tap_sent(link: &Link, build: Build<'_>, req: &Request<Full<Bytes>>) {
+    let Some(tap) = link.session.tap.get() else {
         return;
     };
     let frame = match build {
@@ -235,15 +235,15 @@ fn is_challenge(status: StatusCode) -> bool {
 /// runs out, the last failure comes back inside
 /// [`Error::RetriesExhausted`] (as itself if the policy allows no retry).
 pub(crate) async fn send_with_retry(
-    ctx: &Ctx,
+    link: &Link,
     build: Build<'_>,
     first: Request<Full<Bytes>>,
 ) -> Result<Response<Incoming>, Error> {
-    let mut backoff = ctx.client.config().retry.backoff();
+    let mut backoff = link.client.config().retry.backoff();
     let mut req = first;
     let mut retried = false;
     loop {
-        let result = send(ctx, build, req).await;
+        let result = send(link, build, req).await;
         let floor = match &result {
             Ok(resp) if is_busy(resp.status()) => retry_after(resp.headers()),
             Err(Error::Connect(e)) if !certificate_rejected(e.as_ref()) => None,
@@ -265,7 +265,7 @@ pub(crate) async fn send_with_retry(
         drop(result);
         tracing::debug!(?delay, "retrying a request");
         tokio::time::sleep(delay).await;
-        req = build.request(ctx, &ctx.shared.snapshot());
+        req = build.request(link, &link.session.snapshot());
     }
 }
 

@@ -20,6 +20,11 @@ use mcpwire_auth::Challenge;
 /// How much of an error answer's body is kept for diagnostics.
 const ERROR_BODY_LIMIT: usize = 1024;
 
+/// How long an error answer's body is waited for: it is only for the
+/// message, and a server that stalls after its status must not hold the
+/// error back.
+const ERROR_BODY_WAIT: Duration = Duration::from_secs(2);
+
 /// Turns an error answer into [`Error::Status`]: status first, then the
 /// headers a caller acts on, then the start of the body for diagnostics. The
 /// body is never parsed, so a non-JSON answer cannot turn into a parse error.
@@ -87,7 +92,7 @@ async fn error_body(mut body: Incoming) -> String {
             }
         }
     };
-    let _ = tokio::time::timeout(Duration::from_secs(2), read).await;
+    let _ = tokio::time::timeout(ERROR_BODY_WAIT, read).await;
     String::from_utf8_lossy(&kept).into_owned()
 }
 

@@ -8,7 +8,7 @@ use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
 use mcpwire_codec::{SseDecoder, SseEvent, grow_frame_buffer};
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::events::SseStep;
 use crate::request::{Build, send};
@@ -28,10 +28,13 @@ pub(crate) struct SseReader {
 /// allocation with the read buffer (see `release`).
 const LARGE_EVENT: usize = 64 << 10;
 
+/// Room an event may take beyond its message: field names, an id, an event
+/// type and line ends around a maximal message.
+const EVENT_FRAMING_ROOM: usize = 64 << 10;
+
 impl SseReader {
     pub(crate) fn new(body: Incoming, max_frame_len: usize) -> Self {
-        // Room for field names and an id around a maximal message.
-        let max_event_len = max_frame_len.saturating_add(64 << 10);
+        let max_event_len = max_frame_len.saturating_add(EVENT_FRAMING_ROOM);
         // A body that declares its length (a one-event answer to a POST,
         // usually) gets room for it at once; the buffer grows as the codec's
         // frame buffers do (see `crate::response::Gather` for why).
@@ -107,15 +110,15 @@ fn release(buf: &mut BytesMut, event: &SseEvent) {
 impl SseReader {
     /// The next event of the stream, recorded in `cursor` (its id, its
     /// `retry:`, progress): the one way every mode reads an SSE stream. An
-    /// oversized event is reported through `ctx`'s events and skipped;
+    /// oversized event is reported through `link`'s events and skipped;
     /// `None` once the body has ended or broken.
     pub(crate) async fn next_observed(
         &mut self,
-        ctx: &Ctx,
+        link: &Link,
         cursor: &mut Cursor,
     ) -> Option<SseEvent> {
         while let Some(item) = self.next().await {
-            match ctx.events.sse_item(item).await {
+            match link.events.sse_item(item).await {
                 SseStep::Event(event) => {
                     cursor.observe(&event);
                     return Some(event);
@@ -135,10 +138,10 @@ pub(crate) struct Cursor {
 }
 
 impl Cursor {
-    pub(crate) fn new(ctx: &Ctx) -> Self {
+    pub(crate) fn new(link: &Link) -> Self {
         Self {
             last_event_id: None,
-            backoff: ctx.client.config().retry.backoff(),
+            backoff: link.client.config().retry.backoff(),
         }
     }
 
@@ -168,9 +171,9 @@ pub(crate) fn is_message(event: &SseEvent) -> bool {
 
 /// GETs an SSE stream on the URL, resuming after `last_event_id`: an error
 /// unless the answer is a success with `text/event-stream`.
-pub(crate) async fn open(ctx: &Ctx, last_event_id: Option<&str>) -> Result<SseReader, Error> {
+pub(crate) async fn open(link: &Link, last_event_id: Option<&str>) -> Result<SseReader, Error> {
     let build = Build::Stream { last_event_id };
-    let resp = send(ctx, build, build.request(ctx, &ctx.shared.snapshot())).await?;
+    let resp = send(link, build, build.request(link, &link.session.snapshot())).await?;
     if !resp.status().is_success() {
         return Err(status_error(resp).await);
     }
@@ -180,7 +183,7 @@ pub(crate) async fn open(ctx: &Ctx, last_event_id: Option<&str>) -> Result<SseRe
     }
     Ok(SseReader::new(
         resp.into_body(),
-        ctx.client.config().max_frame_len,
+        link.client.config().max_frame_len,
     ))
 }
 

@@ -20,7 +20,7 @@ use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
 use tokio::sync::{Semaphore, mpsc, oneshot, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
-use crate::context::{Ctx, Exchange, drive};
+use crate::context::{Exchange, Link, drive};
 use crate::outbound::Outbound;
 use crate::request::{Build, MCP_SESSION_ID, send, send_with_retry};
 use crate::session::SessionSnapshot;
@@ -35,7 +35,7 @@ const LISTEN_ANSWER_WAIT: Duration = Duration::from_secs(2);
 
 /// A Streamable HTTP transport's state, owned by its driver task.
 pub(crate) struct Streamable {
-    ctx: Arc<Ctx>,
+    link: Arc<Link>,
     /// Streams that are not a request's answer: the GET stream, a
     /// notification's answer body, an answer taken over from the fallback.
     tasks: JoinSet<()>,
@@ -47,9 +47,9 @@ pub(crate) struct Streamable {
 }
 
 impl Streamable {
-    pub(crate) fn new(ctx: Arc<Ctx>, in_flight: Arc<Semaphore>, direct: Arc<DirectPost>) -> Self {
+    pub(crate) fn new(link: Arc<Link>, in_flight: Arc<Semaphore>, direct: Arc<DirectPost>) -> Self {
         Self {
-            ctx,
+            link,
             tasks: JoinSet::new(),
             snap: SessionSnapshot::default(),
             listener: None,
@@ -61,9 +61,9 @@ impl Streamable {
     /// Handles, beside the loop, the answer to a frame posted before it ran
     /// (the automatic fallback's probe).
     pub(crate) fn adopt(&mut self, resp: Response<Incoming>, frame: Bytes, kind: Outbound) {
-        let ctx = self.ctx.clone();
+        let link = self.link.clone();
         self.tasks.spawn(async move {
-            answer(&ctx, resp, frame, kind, false).await;
+            answer(&link, resp, frame, kind, false).await;
         });
     }
 
@@ -121,12 +121,12 @@ impl Streamable {
     async fn send(&mut self, frame: Outgoing) -> Option<Exchange> {
         let kind = Outbound::of(&frame);
         let frame = frame.frame;
-        self.ctx.shared.refresh(&mut self.snap);
+        self.link.session.refresh(&mut self.snap);
         let build = Build::Post {
             frame: &frame,
             kind: &kind,
         };
-        let req = build.request(&self.ctx, &self.snap);
+        let req = build.request(&self.link, &self.snap);
         match kind {
             Outbound::Request { .. } => {
                 // Waiting for a permit stops the driver taking frames from
@@ -143,9 +143,9 @@ impl Streamable {
                         permit.ok()?
                     }
                 };
-                let ctx = self.ctx.clone();
+                let link = self.link.clone();
                 Some(Box::pin(async move {
-                    exchange(ctx, req, frame, kind).await;
+                    exchange(link, req, frame, kind).await;
                     drop(permit);
                 }))
             }
@@ -164,21 +164,21 @@ impl Streamable {
                     true => self.start_listener(),
                     false => None,
                 };
-                let resp = match send_with_retry(&self.ctx, build, req).await {
+                let resp = match send_with_retry(&self.link, build, req).await {
                     Ok(resp) => resp,
                     Err(e) => {
                         self.stop_listener();
-                        self.ctx.events.undelivered(frame, e.into()).await;
+                        self.link.events.undelivered(frame, e.into()).await;
                         return None;
                     }
                 };
                 let status = resp.status();
                 if status == StatusCode::ACCEPTED || !status.is_success() {
-                    answer(&self.ctx, resp, frame, kind, had_session).await;
+                    answer(&self.link, resp, frame, kind, had_session).await;
                 } else {
-                    let ctx = self.ctx.clone();
+                    let link = self.link.clone();
                     self.tasks.spawn(async move {
-                        answer(&ctx, resp, frame, kind, had_session).await;
+                        answer(&link, resp, frame, kind, had_session).await;
                     });
                 }
                 // Without a session the GET goes after `initialized`, and
@@ -214,8 +214,8 @@ impl Streamable {
     /// `HttpClient::offers_no_stream`). The receiver completes when the first `GET` has
     /// its answer (of any status) or failed.
     fn start_listener(&mut self) -> Option<oneshot::Receiver<()>> {
-        if !self.ctx.client.config().listen
-            || self.ctx.client.offers_no_stream(&self.ctx.shared.url)
+        if !self.link.client.config().listen
+            || self.link.client.offers_no_stream(&self.link.session.url)
         {
             return None;
         }
@@ -225,7 +225,7 @@ impl Streamable {
         let (answered, rx) = oneshot::channel();
         let handle = self
             .tasks
-            .spawn(stream::listen(self.ctx.clone(), Some(answered)));
+            .spawn(stream::listen(self.link.clone(), Some(answered)));
         self.listener = Some(handle);
         Some(rx)
     }
@@ -248,8 +248,8 @@ impl Streamable {
         self.direct.close();
         rx.close();
         let mut requests = self.direct.take_requests();
-        let timeout = self.ctx.client.config().close_timeout;
-        let ctx = self.ctx.clone();
+        let timeout = self.link.client.config().close_timeout;
+        let link = self.link.clone();
         let direct = self.direct.clone();
         let flush = async {
             while let Some(frame) = rx.recv().await {
@@ -260,10 +260,10 @@ impl Streamable {
                     frame: &frame,
                     kind: &kind,
                 };
-                let req = build.request(&ctx, &ctx.shared.snapshot());
-                exchange(ctx.clone(), req, frame, kind).await;
+                let req = build.request(&link, &link.session.snapshot());
+                exchange(link.clone(), req, frame, kind).await;
             }
-            delete_session(&ctx).await;
+            delete_session(&link).await;
         };
         // The requests in flight may still be answered while closing, as
         // they were when each ran in its own task.
@@ -283,15 +283,15 @@ impl Streamable {
 
 /// Ends the session with `DELETE`; 405 (the server does not allow it) and
 /// any other answer are accepted, as the session is being left either way.
-async fn delete_session(ctx: &Ctx) {
-    let snap = ctx.shared.snapshot();
+async fn delete_session(link: &Link) {
+    let snap = link.session.snapshot();
     if snap.session_id.is_none() {
         return;
     }
     match send(
-        ctx,
+        link,
         Build::EndSession,
-        Build::EndSession.request(ctx, &snap),
+        Build::EndSession.request(link, &snap),
     )
     .await
     {

@@ -23,6 +23,10 @@ use crate::mode::HttpMode;
 use crate::session::SessionState;
 use crate::streamable::DirectPost;
 
+/// How long past its own close timeout a driver is given before the
+/// transport stops waiting for it.
+const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
+
 /// An MCP server reached over HTTP: Streamable HTTP, legacy HTTP+SSE, or a
 /// receive-only SSE stream, implementing the
 /// [`Transport`] contract.
@@ -58,7 +62,7 @@ pub struct HttpTransport {
     done: Option<oneshot::Receiver<CloseReason>>,
     reason: Option<CloseReason>,
     reported: bool,
-    shared: Arc<SessionState>,
+    session: Arc<SessionState>,
     shutdown: watch::Sender<bool>,
     closing: bool,
     close_deadline: Option<Pin<Box<Sleep>>>,
@@ -70,8 +74,8 @@ pub struct HttpTransport {
 impl std::fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("HttpTransport")
-            .field("url", &self.shared.url)
-            .field("mode", &self.shared.mode())
+            .field("url", &self.session.url)
+            .field("mode", &self.session.mode())
             .finish_non_exhaustive()
     }
 }
@@ -136,10 +140,10 @@ impl HttpTransport {
         let (events, queues) = Events::new(config.read_ahead);
         let (shutdown, shutdown_rx) = watch::channel(false);
         let (done_tx, done) = oneshot::channel();
-        let shared = Arc::new(SessionState::new(url.to_owned(), start.mode()));
+        let session = Arc::new(SessionState::new(url.to_owned(), start.mode()));
         let driver = Driver::new(
             client.clone(),
-            shared.clone(),
+            session.clone(),
             uri,
             events,
             authorizer,
@@ -150,7 +154,7 @@ impl HttpTransport {
         let mut sender = sender
             .max_frame_len(config.max_frame_len)
             .reads_meta()
-            .abort_sink(shared.clone());
+            .abort_sink(session.clone());
         match start {
             Start::ReceiveOnly => sender = sender.receive_only(),
             // Only Streamable HTTP posts directly; the automatic start
@@ -170,7 +174,7 @@ impl HttpTransport {
             done: Some(done),
             reason: None,
             reported: false,
-            shared,
+            session,
             shutdown,
             closing: false,
             close_deadline: None,
@@ -183,12 +187,12 @@ impl HttpTransport {
     /// The transport in use; `None` while the automatic fallback has not
     /// decided yet (before the first answer).
     pub fn mode(&self) -> Option<HttpMode> {
-        self.shared.mode()
+        self.session.mode()
     }
 
     /// The Streamable HTTP session id, once the server assigned one.
     pub fn session_id(&self) -> Option<String> {
-        self.shared
+        self.session
             .snapshot()
             .session_id
             .and_then(|v| v.to_str().ok().map(str::to_owned))
@@ -197,7 +201,7 @@ impl HttpTransport {
     /// The protocol version sent in `MCP-Protocol-Version`: captured from the
     /// `initialize` result, or set here by the client after negotiation.
     pub fn protocol_version(&self) -> Option<String> {
-        self.shared
+        self.session
             .snapshot()
             .protocol_version
             .and_then(|v| v.to_str().ok().map(str::to_owned))
@@ -207,7 +211,7 @@ impl HttpTransport {
     pub fn set_protocol_version(&self, version: &str) -> Result<(), Error> {
         let value = HeaderValue::from_str(version)
             .map_err(|_| Error::InvalidHeaderValue(version.to_owned()))?;
-        self.shared.update(|s| s.protocol_version = Some(value));
+        self.session.update(|s| s.protocol_version = Some(value));
         Ok(())
     }
 
@@ -260,7 +264,7 @@ impl Transport for HttpTransport {
             && let Poll::Ready(Some(frame)) = self.queues.frames.poll_recv(cx)
         {
             self.grants.take();
-            if let Some(tap) = self.shared.tap.get() {
+            if let Some(tap) = self.session.tap.get() {
                 tap.frame(&Tapped::new(Direction::Received, &frame));
             }
             return Poll::Ready(Some(TransportEvent::Frame(frame)));
@@ -289,7 +293,7 @@ impl Transport for HttpTransport {
             // The driver bounds its own flush and DELETE; this deadline only
             // guards against a driver that fails to.
             self.close_deadline = Some(Box::pin(tokio::time::sleep(
-                self.close_timeout + std::time::Duration::from_secs(1),
+                self.close_timeout + CLOSE_GRACE,
             )));
         }
         if self.poll_done(cx).is_ready() {
@@ -311,14 +315,16 @@ impl Transport for HttpTransport {
     /// the header fields it went with; received frames as they are
     /// delivered. The first tap set stays.
     fn set_tap(&mut self, tap: Arc<dyn Tap>) -> bool {
-        let _ = self.shared.tap.set(tap);
+        let _ = self.session.tap.set(tap);
         true
     }
 
     fn info(&self) -> TransportInfo {
-        let mode = self.shared.mode();
-        let mut info =
-            TransportInfo::new(mode.map_or("http", HttpMode::kind), self.shared.url.clone());
+        let mode = self.session.mode();
+        let mut info = TransportInfo::new(
+            mode.map_or("http", HttpMode::kind),
+            self.session.url.clone(),
+        );
         if let Some(id) = self.session_id() {
             info = info.with_detail("session-id", id);
         }

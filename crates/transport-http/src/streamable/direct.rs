@@ -45,7 +45,7 @@ use mcpwire_transport::{DirectSend, Offered, Outgoing};
 use tokio::runtime::Handle;
 use tokio::sync::Semaphore;
 
-use crate::context::{Ctx, Exchange, InFlight};
+use crate::context::{Exchange, InFlight, Link};
 use crate::mode::HttpMode;
 use crate::outbound::Outbound;
 use crate::request::Build;
@@ -55,7 +55,7 @@ use crate::streamable::exchange::exchange;
 /// The requests in flight and what a sender needs to post one itself;
 /// shared by a transport's driver and its [`FrameSender`](mcpwire_transport::FrameSender).
 pub(crate) struct DirectPost {
-    ctx: Arc<Ctx>,
+    link: Arc<Link>,
     in_flight: Arc<Semaphore>,
     runtime: tokio::runtime::Id,
     /// Frames counted as queued and not yet handed on by the driver.
@@ -118,10 +118,10 @@ impl std::fmt::Debug for DirectPost {
 }
 
 impl DirectPost {
-    pub(crate) fn new(ctx: Arc<Ctx>, in_flight: Arc<Semaphore>, runtime: &Handle) -> Self {
+    pub(crate) fn new(link: Arc<Link>, in_flight: Arc<Semaphore>, runtime: &Handle) -> Self {
         let wakers = Arc::new(Wakers::default());
         Self {
-            ctx,
+            link,
             in_flight,
             runtime: runtime.id(),
             queued: AtomicUsize::new(0),
@@ -241,10 +241,10 @@ impl DirectSend for DirectPost {
         // Before the frame is queued or posted: an abort of it while it
         // waits in the queue must be remembered (see `crate::abort`).
         if frame.meta.is_some() {
-            self.ctx.shared.aborts.arm();
+            self.link.session.aborts.arm();
         }
         if self.queued.load(Ordering::Acquire) != 0
-            || self.ctx.shared.mode() != Some(HttpMode::StreamableHttp)
+            || self.link.session.mode() != Some(HttpMode::StreamableHttp)
             || !self.on_own_runtime()
         {
             return self.queue(frame);
@@ -280,16 +280,16 @@ impl DirectSend for DirectPost {
             return self.queue(frame);
         }
         let st = &mut *st;
-        self.ctx.shared.refresh(&mut st.snap);
+        self.link.session.refresh(&mut st.snap);
         let build = Build::Post {
             frame: &frame.frame,
             kind: &kind,
         };
-        let req = build.request(&self.ctx, &st.snap);
-        let ctx = self.ctx.clone();
+        let req = build.request(&self.link, &st.snap);
+        let link = self.link.clone();
         let frame = frame.frame;
         st.requests.push(Box::pin(async move {
-            exchange(ctx, req, frame, kind).await;
+            exchange(link, req, frame, kind).await;
             drop(permit);
         }));
         self.poll_all(&mut st.requests);

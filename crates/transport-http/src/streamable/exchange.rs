@@ -10,7 +10,7 @@ use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::TransportError;
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::outbound::Outbound;
 use crate::request::{Build, MCP_SESSION_ID, send_with_retry};
@@ -24,7 +24,7 @@ use crate::streamable::stream::answer_stream;
 /// A request that came with frame metadata can be aborted meanwhile
 /// (`crate::abort`): then nothing more is sent or reported for it.
 pub(crate) async fn exchange(
-    ctx: Arc<Ctx>,
+    link: Arc<Link>,
     req: Request<Full<Bytes>>,
     frame: Bytes,
     kind: Outbound,
@@ -35,30 +35,32 @@ pub(crate) async fn exchange(
         Outbound::Request {
             id, meta: Some(_), ..
         } => id.clone(),
-        _ => return post(ctx, req, frame, kind).await,
+        _ => return post(link, req, frame, kind).await,
     };
     // Boxed: inline, the abortable wrapper would hold a second copy of the
     // POST's state in every exchange, armed or not, and moving that larger
     // future into the set of requests in flight cost HTTP W3 a quarter more
     // instructions per call (callgrind).
-    let aborts = ctx.shared.aborts.clone();
-    let outcome = aborts.run(&id, Box::pin(post(ctx, req, frame, kind))).await;
+    let aborts = link.session.aborts.clone();
+    let outcome = aborts
+        .run(&id, Box::pin(post(link, req, frame, kind)))
+        .await;
     if outcome.is_none() {
         tracing::debug!(%id, "request aborted: its answer stream is closed");
     }
     outcome.unwrap_or(false)
 }
 
-async fn post(ctx: Arc<Ctx>, req: Request<Full<Bytes>>, frame: Bytes, kind: Outbound) -> bool {
+async fn post(link: Arc<Link>, req: Request<Full<Bytes>>, frame: Bytes, kind: Outbound) -> bool {
     let had_session = req.headers().contains_key(MCP_SESSION_ID);
     let build = Build::Post {
         frame: &frame,
         kind: &kind,
     };
-    match send_with_retry(&ctx, build, req).await {
-        Ok(resp) => answer(&ctx, resp, frame, kind, had_session).await,
+    match send_with_retry(&link, build, req).await {
+        Ok(resp) => answer(&link, resp, frame, kind, had_session).await,
         Err(e) => {
-            ctx.events.undelivered(frame, e.into()).await;
+            link.events.undelivered(frame, e.into()).await;
             false
         }
     }
@@ -67,7 +69,7 @@ async fn post(ctx: Arc<Ctx>, req: Request<Full<Bytes>>, frame: Bytes, kind: Outb
 /// Handles the answer to a POST: status first, then the content type. True
 /// if the server accepted the frame.
 pub(crate) async fn answer(
-    ctx: &Ctx,
+    link: &Link,
     resp: Response<Incoming>,
     frame: Bytes,
     kind: Outbound,
@@ -83,25 +85,25 @@ pub(crate) async fn answer(
             Outbound::Request { id, .. } => rpc_error_answer(&error, id),
             _ => None,
         } {
-            settle_mode(ctx);
-            ctx.events.frame(body).await;
+            settle_mode(link);
+            link.events.frame(body).await;
             return true;
         }
         if had_session && session_unknown(&error) {
-            expire(ctx);
-            ctx.events
+            expire(link);
+            link.events
                 .undelivered(frame, TransportError::SessionExpired)
                 .await;
         } else {
-            ctx.events.undelivered(frame, error.into()).await;
+            link.events.undelivered(frame, error.into()).await;
         }
         return false;
     }
     let initialize = kind.is_initialize();
     if initialize {
-        capture_session(ctx, &resp);
+        capture_session(link, &resp);
     } else if matches!(kind, Outbound::Request { .. }) {
-        settle_mode(ctx);
+        settle_mode(link);
     }
     let Outbound::Request { id, .. } = kind else {
         // A notification, response or batch: 202 with no body is the normal
@@ -109,7 +111,7 @@ pub(crate) async fn answer(
         if status == StatusCode::ACCEPTED {
             return true;
         }
-        return deliver_body(ctx, resp, frame, None, false).await;
+        return deliver_body(link, resp, frame, None, false).await;
     };
     if status == StatusCode::ACCEPTED {
         // Not what the specification allows for a request; the answer may
@@ -117,18 +119,18 @@ pub(crate) async fn answer(
         tracing::debug!("202 Accepted for a request");
         return true;
     }
-    deliver_body(ctx, resp, frame, Some(id), initialize).await
+    deliver_body(link, resp, frame, Some(id), initialize).await
 }
 
 /// Delivers a success answer's JSON or SSE body.
 async fn deliver_body(
-    ctx: &Ctx,
+    link: &Link,
     resp: Response<Incoming>,
     frame: Bytes,
     id: Option<Id>,
     initialize: bool,
 ) -> bool {
-    let config = ctx.client.config();
+    let config = link.client.config();
     match Media::of(resp.headers()) {
         Media::Json => {
             match read_body(
@@ -141,18 +143,18 @@ async fn deliver_body(
                 Ok(body) if body.iter().all(u8::is_ascii_whitespace) => true,
                 Ok(body) => {
                     if initialize {
-                        capture_protocol_version(ctx, &body);
+                        capture_protocol_version(link, &body);
                     }
-                    ctx.events.frame(body).await;
+                    link.events.frame(body).await;
                     true
                 }
                 Err(e) => {
-                    ctx.events.undelivered(frame, e.into()).await;
+                    link.events.undelivered(frame, e.into()).await;
                     false
                 }
             }
         }
-        Media::EventStream => answer_stream(ctx, resp.into_body(), frame, id, initialize).await,
+        Media::EventStream => answer_stream(link, resp.into_body(), frame, id, initialize).await,
         Media::Other(media) => {
             // Some servers answer a notification with 200 and no body (and no
             // content type) instead of 202: that is an acceptance too.
@@ -166,11 +168,11 @@ async fn deliver_body(
                 Ok(body) if body.iter().all(u8::is_ascii_whitespace) && id.is_none() => true,
                 Ok(_) => {
                     let error = Error::UnexpectedContentType(media);
-                    ctx.events.undelivered(frame, error.into()).await;
+                    link.events.undelivered(frame, error.into()).await;
                     false
                 }
                 Err(e) => {
-                    ctx.events.undelivered(frame, e.into()).await;
+                    link.events.undelivered(frame, e.into()).await;
                     false
                 }
             }

@@ -7,7 +7,7 @@ use http::{HeaderValue, Response};
 use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Message;
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::mode::HttpMode;
 use crate::request::MCP_SESSION_ID;
@@ -15,33 +15,33 @@ use crate::session::valid_session_id;
 
 /// Takes the session id from a successful `initialize` answer; the first
 /// such answer also settles the mode.
-pub(crate) fn capture_session(ctx: &Ctx, resp: &Response<Incoming>) {
+pub(crate) fn capture_session(link: &Link, resp: &Response<Incoming>) {
     let id = resp.headers().get(MCP_SESSION_ID).cloned();
     match id {
         Some(id) if valid_session_id(&id) => {
-            ctx.shared.update(|s| s.session_id = Some(id));
+            link.session.update(|s| s.session_id = Some(id));
         }
         Some(_) => tracing::warn!("ignoring a session id that is not visible ASCII"),
-        None => ctx.shared.update(|s| s.session_id = None),
+        None => link.session.update(|s| s.session_id = None),
     }
-    settle_mode(ctx);
+    settle_mode(link);
 }
 
 /// The server answered a POST as a Streamable HTTP server does (a success,
 /// or a JSON-RPC error for the request): the first such answer settles the
 /// mode. A server of the stateless revision never answers `initialize`, so
 /// any answer counts, not only that one's.
-pub(crate) fn settle_mode(ctx: &Ctx) {
-    if ctx.shared.mode().is_none() {
-        ctx.shared.set_mode(HttpMode::StreamableHttp);
-        ctx.client
-            .remember_mode(&ctx.shared.url, HttpMode::StreamableHttp);
+pub(crate) fn settle_mode(link: &Link) {
+    if link.session.mode().is_none() {
+        link.session.set_mode(HttpMode::StreamableHttp);
+        link.client
+            .remember_mode(&link.session.url, HttpMode::StreamableHttp);
     }
 }
 
 /// Takes `protocolVersion` from an `initialize` result, for the
 /// `MCP-Protocol-Version` header.
-pub(crate) fn capture_protocol_version(ctx: &Ctx, frame: &Bytes) {
+pub(crate) fn capture_protocol_version(link: &Link, frame: &Bytes) {
     #[derive(serde::Deserialize)]
     struct InitializeResult {
         #[serde(rename = "protocolVersion")]
@@ -58,7 +58,7 @@ pub(crate) fn capture_protocol_version(ctx: &Ctx, frame: &Bytes) {
         return;
     };
     if let Ok(value) = HeaderValue::from_str(&version) {
-        ctx.shared.update(|s| s.protocol_version = Some(value));
+        link.session.update(|s| s.protocol_version = Some(value));
     }
 }
 
@@ -83,9 +83,9 @@ pub(crate) fn session_unknown(error: &Error) -> bool {
 
 /// Forgets the session the server forgot: the next `initialize` starts a
 /// new one.
-pub(crate) fn expire(ctx: &Ctx) {
+pub(crate) fn expire(link: &Link) {
     tracing::debug!("session expired; dropping the session id");
-    ctx.shared.update(|s| {
+    link.session.update(|s| {
         s.session_id = None;
         s.protocol_version = None;
     });

@@ -10,7 +10,7 @@ use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::TransportError;
 use tokio::sync::oneshot;
 
-use crate::context::Ctx;
+use crate::context::Link;
 use crate::error::Error;
 use crate::outbound::answers;
 use crate::request::{Build, is_busy, send};
@@ -23,27 +23,27 @@ use crate::streamable::session::{capture_protocol_version, expire};
 /// `Last-Event-ID` (a disconnect is not a cancellation). If it cannot be
 /// resumed, `frame` is reported undelivered. True if the response arrived.
 pub(crate) async fn answer_stream(
-    ctx: &Ctx,
+    link: &Link,
     body: Incoming,
     frame: Bytes,
     id: Option<Id>,
     initialize: bool,
 ) -> bool {
-    let max = ctx.client.config().max_frame_len;
+    let max = link.client.config().max_frame_len;
     let mut reader = SseReader::new(body, max);
-    let mut cursor = Cursor::new(ctx);
+    let mut cursor = Cursor::new(link);
     let mut answered = false;
     loop {
-        while let Some(event) = reader.next_observed(ctx, &mut cursor).await {
+        while let Some(event) = reader.next_observed(link, &mut cursor).await {
             if !is_message(&event) {
                 continue;
             }
             let data = event.data;
             let ours = !answered && id.as_ref().is_some_and(|id| answers(&data, id));
             if ours && initialize {
-                capture_protocol_version(ctx, &data);
+                capture_protocol_version(link, &data);
             }
-            if !ctx.events.frame(data).await {
+            if !link.events.frame(data).await {
                 return answered;
             }
             answered |= ours;
@@ -52,15 +52,15 @@ pub(crate) async fn answer_stream(
             return answered;
         }
         if cursor.last_event_id.is_none() {
-            ctx.events
+            link.events
                 .undelivered(frame, Error::StreamEnded.into())
                 .await;
             return false;
         }
-        match resume(ctx, &mut cursor).await {
+        match resume(link, &mut cursor).await {
             Ok(next) => reader = next,
             Err(e) => {
-                ctx.events.undelivered(frame, e).await;
+                link.events.undelivered(frame, e).await;
                 return false;
             }
         }
@@ -68,7 +68,7 @@ pub(crate) async fn answer_stream(
 }
 
 /// Reopens a stream with `GET` and `Last-Event-ID`, under the retry policy.
-async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportError> {
+async fn resume(link: &Link, cursor: &mut Cursor) -> Result<SseReader, TransportError> {
     let mut floor = None;
     let mut last_error = Error::StreamEnded;
     loop {
@@ -76,12 +76,12 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
             return Err(Error::RetriesExhausted(Box::new(last_error)).into());
         };
         tokio::time::sleep(delay).await;
-        let snap = ctx.shared.snapshot();
+        let snap = link.session.snapshot();
         let had_session = snap.session_id.is_some();
         let build = Build::Stream {
             last_event_id: cursor.last_event_id.as_deref(),
         };
-        let resp = match send(ctx, build, build.request(ctx, &snap)).await {
+        let resp = match send(link, build, build.request(link, &snap)).await {
             Ok(resp) => resp,
             // Credentials do not come back by waiting.
             Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
@@ -100,11 +100,11 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
             }
             return Ok(SseReader::new(
                 resp.into_body(),
-                ctx.client.config().max_frame_len,
+                link.client.config().max_frame_len,
             ));
         }
         if status == http::StatusCode::NOT_FOUND && had_session {
-            expire(ctx);
+            expire(link);
             return Err(TransportError::SessionExpired);
         }
         if is_busy(status) {
@@ -124,14 +124,14 @@ async fn resume(ctx: &Ctx, cursor: &mut Cursor) -> Result<SseReader, TransportEr
 /// the retry policy, resuming with `Last-Event-ID`; a budget spent is reported
 /// as a non-fatal error. Request traffic is never affected. `answered`, if
 /// given, is told when the first `GET` has its answer or failed.
-pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<()>>) {
-    let mut cursor = Cursor::new(&ctx);
+pub(crate) async fn listen(link: Arc<Link>, mut answered: Option<oneshot::Sender<()>>) {
+    let mut cursor = Cursor::new(&link);
     let mut floor = None;
     loop {
         let build = Build::Stream {
             last_event_id: cursor.last_event_id.as_deref(),
         };
-        let sent = send(&ctx, build, build.request(&ctx, &ctx.shared.snapshot())).await;
+        let sent = send(&link, build, build.request(&link, &link.session.snapshot())).await;
         if let Some(answered) = answered.take() {
             let _ = answered.send(());
         }
@@ -140,16 +140,16 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                 let status = resp.status();
                 let media = media_type(resp.headers());
                 if status.is_success() && media != "text/event-stream" {
-                    ctx.events
+                    link.events
                         .error(Error::UnexpectedContentType(media).into())
                         .await;
                     return;
                 }
                 if status.is_success() {
                     let mut reader =
-                        SseReader::new(resp.into_body(), ctx.client.config().max_frame_len);
-                    while let Some(event) = reader.next_observed(&ctx, &mut cursor).await {
-                        if is_message(&event) && !ctx.events.frame(event.data).await {
+                        SseReader::new(resp.into_body(), link.client.config().max_frame_len);
+                    while let Some(event) = reader.next_observed(&link, &mut cursor).await {
+                        if is_message(&event) && !link.events.frame(event.data).await {
                             return;
                         }
                     }
@@ -158,7 +158,7 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                     // 405 is the specification's "no stream at this
                     // endpoint": later sessions of this client skip the GET.
                     if status == http::StatusCode::METHOD_NOT_ALLOWED {
-                        ctx.client.remember_no_stream(&ctx.shared.url);
+                        link.client.remember_no_stream(&link.session.url);
                     }
                     return;
                 } else if is_busy(status) {
@@ -168,14 +168,14 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                 } else {
                     let error = status_error(resp).await;
                     let fatal = status.is_client_error();
-                    ctx.events.error(error.into()).await;
+                    link.events.error(error.into()).await;
                     if fatal {
                         return;
                     }
                 }
             }
             Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
-                ctx.events.error(e.into()).await;
+                link.events.error(e.into()).await;
                 return;
             }
             Err(e) => tracing::debug!(error = %e, "GET stream failed"),
@@ -186,7 +186,7 @@ pub(crate) async fn listen(ctx: Arc<Ctx>, mut answered: Option<oneshot::Sender<(
                 // No request was lost (this stream carries none): not
                 // `TransportError::Lost`.
                 let error = Error::RetriesExhausted(Box::new(Error::StreamEnded));
-                ctx.events
+                link.events
                     .error(TransportError::Other(Arc::new(error)))
                     .await;
                 return;
