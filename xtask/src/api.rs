@@ -234,6 +234,12 @@ fn items(
                     tokens(&s.ty)
                 ));
             }
+            Item::Macro(m)
+                if m.attrs.iter().any(|a| a.path().is_ident("macro_export"))
+                    && let Some(name) = &m.ident =>
+            {
+                out.insert(format!("{cfg}macro {name}!"));
+            }
             Item::Impl(i) => {
                 let of = match &i.trait_ {
                     Some((_, tr, _)) => format!("impl {} for {}", tokens(tr), tokens(&i.self_ty)),
@@ -243,12 +249,17 @@ fn items(
                     out.insert(format!("{cfg}{here}{of}"));
                 }
                 for ii in &i.items {
-                    if let ImplItem::Fn(f) = ii
-                        && is_pub(&f.vis)
-                        && !test_only(&f.attrs)
-                    {
-                        let fcfg = cfgs(&f.attrs);
-                        out.insert(format!("{cfg}{fcfg}{of}: {}", tokens(&f.sig)));
+                    match ii {
+                        ImplItem::Fn(f) if is_pub(&f.vis) && !test_only(&f.attrs) => {
+                            let fcfg = cfgs(&f.attrs);
+                            out.insert(format!("{cfg}{fcfg}{of}: {}", tokens(&f.sig)));
+                        }
+                        // Methods a macro writes (the request option
+                        // setters): listed by the macro that writes them.
+                        ImplItem::Macro(m) => {
+                            out.insert(format!("{cfg}{of}: {}", tokens(&m.mac)));
+                        }
+                        _ => {}
                     }
                 }
             }

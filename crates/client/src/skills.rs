@@ -14,17 +14,21 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use std::marker::PhantomData;
+
 use crate::base::error::Error;
 use crate::base::frontmatter;
+use crate::base::options::{Replay, RequestOptions};
+use crate::client::call::{Call, CallFuture, Operation, sealed};
 use crate::client::handle::Client;
-use crate::types::{Extra, Meta, Resource};
+use crate::ops::{ListAll, ListPage, operation, typed};
+use crate::types::{Cursor, Extra, Meta, Page, Resource};
 
 /// The extension's identifier, as servers declare it in
 /// `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
-/// The most pages [`Client::list_all_skills`] and
-/// [`Client::read_whole_directory`] follow.
+/// The most pages [`Client::read_whole_directory`] follows.
 const MAX_PAGES: usize = 1_000;
 
 /// The MIME type a [`Client::read_directory`] entry has when it is itself a
@@ -92,6 +96,16 @@ pub struct ListSkillsResult {
     pub extra: Extra,
 }
 
+impl crate::types::page::sealed::Sealed for ListSkillsResult {}
+
+impl Page for ListSkillsResult {
+    type Item = SkillEntry;
+    const METHOD: &'static str = "skills/list";
+    fn into_parts(self) -> (Vec<SkillEntry>, Option<Cursor>) {
+        (self.skills, self.next_cursor)
+    }
+}
+
 /// `skills/get` result.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
@@ -150,37 +164,24 @@ impl LoadedSkill {
 
 impl Client {
     /// One page of `skills/list`.
-    pub async fn list_skills(&self, cursor: Option<String>) -> Result<ListSkillsResult, Error> {
-        let params = match cursor {
-            Some(c) => json!({ "cursor": c }),
-            None => json!({}),
-        };
-        self.request("skills/list", Some(&params)).await
+    pub fn list_skills(&self, cursor: Option<String>) -> Call<'_, ListPage<ListSkillsResult>> {
+        Call::new(
+            self,
+            ListPage {
+                cursor,
+                page: PhantomData,
+            },
+        )
     }
 
     /// Every skill, following cursors.
-    pub async fn list_all_skills(&self) -> Result<Vec<SkillEntry>, Error> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.list_skills(cursor).await?;
-            all.extend(page.skills);
-            match page.next_cursor {
-                Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(all),
-            }
-        }
-        Err(Error::protocol(format!(
-            "skills/list returned more than {MAX_PAGES} pages"
-        )))
+    pub fn list_all_skills(&self) -> Call<'_, ListAll<ListSkillsResult>> {
+        Call::new(self, ListAll { page: PhantomData })
     }
 
     /// `skills/get` of the skill whose `SKILL.md` is `uri`.
-    pub async fn get_skill(&self, uri: &str) -> Result<SkillEntry, Error> {
-        let result: GetSkillResult = self
-            .request("skills/get", Some(&json!({ "uri": uri })))
-            .await?;
-        Ok(result.skill)
+    pub fn get_skill<'a>(&'a self, uri: &'a str) -> Call<'a, GetSkill<'a>> {
+        Call::new(self, GetSkill { uri })
     }
 
     /// True when the server declares that it answers
@@ -200,88 +201,159 @@ impl Client {
     /// One page of `resources/directory/read`: the direct children of the
     /// directory `uri` (a directory inside a skill, without a trailing
     /// slash).
-    pub async fn read_directory(
-        &self,
-        uri: &str,
+    pub fn read_directory<'a>(
+        &'a self,
+        uri: &'a str,
         cursor: Option<String>,
-    ) -> Result<ReadDirectoryResult, Error> {
-        let params = match cursor {
-            Some(c) => json!({ "uri": uri, "cursor": c }),
-            None => json!({ "uri": uri }),
-        };
-        self.request("resources/directory/read", Some(&params))
-            .await
+    ) -> Call<'a, ReadDirectory<'a>> {
+        Call::new(self, ReadDirectory { uri, cursor })
     }
 
     /// Every direct child of the directory `uri`, following cursors.
-    pub async fn read_whole_directory(&self, uri: &str) -> Result<Vec<Resource>, Error> {
-        let mut all = Vec::new();
-        let mut cursor = None;
-        for _ in 0..MAX_PAGES {
-            let page = self.read_directory(uri, cursor).await?;
-            all.extend(page.resources);
-            match page.next_cursor {
-                Some(c) if !c.is_empty() => cursor = Some(c),
-                _ => return Ok(all),
-            }
-        }
-        Err(Error::protocol(format!(
-            "resources/directory/read of {uri} returned more than {MAX_PAGES} pages"
-        )))
+    pub fn read_whole_directory<'a>(&'a self, uri: &'a str) -> Call<'a, ReadWholeDirectory<'a>> {
+        Call::new(self, ReadWholeDirectory { uri })
     }
 
     /// Reads the skill of `entry`, verifying every file as it arrives (see
-    /// the module docs). Nothing after the first mismatch is read.
-    pub async fn load_skill(&self, entry: &SkillEntry) -> Result<LoadedSkill, Error> {
-        let listed: &[SkillFile] = match &entry.resources {
-            SkillResources::Listed(files) => files,
-            SkillResources::Dynamic(_) => &[],
-        };
-        let skill_md = listed.iter().find(|f| f.uri == entry.uri);
-        let bytes = self.read_file(&entry.uri).await?;
-        if let Some(file) = skill_md {
-            verify(file, &bytes)?;
-        }
-        let text = std::str::from_utf8(&bytes)
-            .map_err(|_| Error::skill_verification(format!("{} is not UTF-8", entry.uri)))?;
-        let found = frontmatter::parse(text)
-            .map_err(|e| Error::skill_verification(format!("{}: {e}", entry.uri)))?;
-        let differ = frontmatter::differences(&entry.frontmatter, &found);
-        if !differ.is_empty() {
-            return Err(Error::skill_verification(format!(
-                "{}: frontmatter field(s) {} differ from the listed entry",
-                entry.uri,
-                differ.join(", ")
-            )));
-        }
-        let mut files = vec![(entry.uri.clone(), bytes)];
-        for file in listed.iter().filter(|f| f.uri != entry.uri) {
-            let bytes = self.read_file(&file.uri).await?;
-            verify(file, &bytes)?;
-            files.push((file.uri.clone(), bytes));
-        }
-        Ok(LoadedSkill {
-            entry: entry.clone(),
-            frontmatter: found,
-            files,
-        })
+    /// the module docs). Nothing after the first mismatch is read. The
+    /// call's options apply to each `resources/read` it sends.
+    pub fn load_skill<'a>(&'a self, entry: &'a SkillEntry) -> Call<'a, LoadSkill<'a>> {
+        Call::new(self, LoadSkill { entry })
     }
+}
 
-    /// The bytes of the resource `uri` (its text, or its decoded blob).
-    async fn read_file(&self, uri: &str) -> Result<Vec<u8>, Error> {
-        let result = self.read_resource(uri).await?;
-        let part = result.contents.into_iter().next().ok_or_else(|| {
-            Error::skill_verification(format!("{uri}: the server returned no content"))
-        })?;
-        match (part.text, part.blob) {
-            (Some(text), _) => Ok(text.into_bytes()),
-            (None, Some(blob)) => base64::engine::general_purpose::STANDARD
-                .decode(blob)
-                .map_err(|_| Error::skill_verification(format!("{uri}: its blob is not Base64"))),
-            (None, None) => Err(Error::skill_verification(format!(
-                "{uri}: the server returned neither text nor blob"
-            ))),
+/// `skills/get`.
+#[derive(Debug)]
+pub struct GetSkill<'a> {
+    uri: &'a str,
+}
+
+operation!(['a] GetSkill<'a> => SkillEntry, |this, client, opts| {
+    let params = json!({ "uri": this.uri });
+    let result: GetSkillResult =
+        typed(client, "skills/get", Some(&params), &opts, Replay::Allow).await?;
+    Ok(result.skill)
+});
+
+/// One page of `resources/directory/read`.
+#[derive(Debug)]
+pub struct ReadDirectory<'a> {
+    uri: &'a str,
+    cursor: Option<String>,
+}
+
+operation!(['a] ReadDirectory<'a> => ReadDirectoryResult, |this, client, opts| {
+    directory_page(client, this.uri, this.cursor, &opts).await
+});
+
+/// Every page of `resources/directory/read`.
+#[derive(Debug)]
+pub struct ReadWholeDirectory<'a> {
+    uri: &'a str,
+}
+
+operation!(['a] ReadWholeDirectory<'a> => Vec<Resource>, |this, client, opts| {
+    let uri = this.uri;
+    let mut all = Vec::new();
+    let mut cursor = None;
+    for _ in 0..MAX_PAGES {
+        let page = directory_page(client, uri, cursor, &opts).await?;
+        all.extend(page.resources);
+        match page.next_cursor {
+            Some(c) if !c.is_empty() => cursor = Some(c),
+            _ => return Ok(all),
         }
+    }
+    Err(Error::protocol(format!(
+        "resources/directory/read of {uri} returned more than {MAX_PAGES} pages"
+    )))
+});
+
+/// Reading and verifying a whole skill.
+#[derive(Debug)]
+pub struct LoadSkill<'a> {
+    entry: &'a SkillEntry,
+}
+
+operation!(['a] LoadSkill<'a> => LoadedSkill, |this, client, opts| {
+    load(client, this.entry, &opts).await
+});
+
+/// One page of the directory `uri`: a read, so safe to send again.
+async fn directory_page(
+    client: &Client,
+    uri: &str,
+    cursor: Option<String>,
+    opts: &RequestOptions,
+) -> Result<ReadDirectoryResult, Error> {
+    let params = match cursor {
+        Some(c) => json!({ "uri": uri, "cursor": c }),
+        None => json!({ "uri": uri }),
+    };
+    typed(
+        client,
+        "resources/directory/read",
+        Some(&params),
+        opts,
+        Replay::Allow,
+    )
+    .await
+}
+
+/// The body of [`Client::load_skill`].
+async fn load(
+    client: &Client,
+    entry: &SkillEntry,
+    opts: &RequestOptions,
+) -> Result<LoadedSkill, Error> {
+    let listed: &[SkillFile] = match &entry.resources {
+        SkillResources::Listed(files) => files,
+        SkillResources::Dynamic(_) => &[],
+    };
+    let skill_md = listed.iter().find(|f| f.uri == entry.uri);
+    let bytes = read_file(client, &entry.uri, opts).await?;
+    if let Some(file) = skill_md {
+        verify(file, &bytes)?;
+    }
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| Error::skill_verification(format!("{} is not UTF-8", entry.uri)))?;
+    let found = frontmatter::parse(text)
+        .map_err(|e| Error::skill_verification(format!("{}: {e}", entry.uri)))?;
+    let differ = frontmatter::differences(&entry.frontmatter, &found);
+    if !differ.is_empty() {
+        return Err(Error::skill_verification(format!(
+            "{}: frontmatter field(s) {} differ from the listed entry",
+            entry.uri,
+            differ.join(", ")
+        )));
+    }
+    let mut files = vec![(entry.uri.clone(), bytes)];
+    for file in listed.iter().filter(|f| f.uri != entry.uri) {
+        let bytes = read_file(client, &file.uri, opts).await?;
+        verify(file, &bytes)?;
+        files.push((file.uri.clone(), bytes));
+    }
+    Ok(LoadedSkill {
+        entry: entry.clone(),
+        frontmatter: found,
+        files,
+    })
+}
+
+/// The bytes of the resource `uri` (its text, or its decoded blob).
+async fn read_file(client: &Client, uri: &str, opts: &RequestOptions) -> Result<Vec<u8>, Error> {
+    let result = client.read_resource(uri).options(opts.clone()).await?;
+    let part = result.contents.into_iter().next().ok_or_else(|| {
+        Error::skill_verification(format!("{uri}: the server returned no content"))
+    })?;
+    match (part.text, part.blob) {
+        (Some(text), _) => Ok(text.into_bytes()),
+        (None, Some(blob)) => base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .map_err(|_| Error::skill_verification(format!("{uri}: its blob is not Base64"))),
+        (None, None) => Err(Error::skill_verification(format!(
+            "{uri}: the server returned neither text nor blob"
+        ))),
     }
 }
 

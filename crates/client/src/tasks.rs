@@ -17,8 +17,11 @@ use serde_json::{Map, Value, json};
 use tokio::time::Instant;
 
 use crate::base::error::Error;
+use crate::base::options::{Replay, RequestOptions};
 use crate::base::version::Era;
+use crate::client::call::{Call, CallFuture, Operation, sealed};
 use crate::client::handle::Client;
+use crate::ops::{operation, typed};
 use crate::session::rounds::Rounds;
 use crate::types::{CallToolResult, Extra};
 
@@ -117,53 +120,37 @@ impl Client {
     /// `tools/call` of `name`, accepting a task in place of the result (a
     /// server of the tasks extension decides which). The extension must be
     /// declared: [`ClientConfig::tasks`](crate::ClientConfig::tasks).
-    pub async fn call_tool_or_task(
-        &self,
-        name: &str,
-        arguments: &Value,
-    ) -> Result<ToolCallOutcome, Error> {
-        let value: Value = self
-            .request(
-                "tools/call",
-                Some(&json!({"name": name, "arguments": arguments})),
-            )
-            .await?;
-        if value.get("resultType").and_then(Value::as_str) == Some("task") {
-            let task = serde_json::from_value(value).map_err(|e| Error::decode("task", e))?;
-            return Ok(ToolCallOutcome::Task(task));
-        }
-        serde_json::from_value(value)
-            .map(ToolCallOutcome::Result)
-            .map_err(|e| Error::decode("tools/call", e))
+    pub fn call_tool_or_task<'a>(
+        &'a self,
+        name: &'a str,
+        arguments: &'a Value,
+    ) -> Call<'a, CallToolOrTask<'a>> {
+        Call::new(self, CallToolOrTask { name, arguments })
     }
 
     /// `tasks/get`.
-    pub async fn get_task(&self, task_id: &str) -> Result<Task, Error> {
-        self.request("tasks/get", Some(&json!({ "taskId": task_id })))
-            .await
+    pub fn get_task<'a>(&'a self, task_id: &'a str) -> Call<'a, GetTask<'a>> {
+        Call::new(self, GetTask { task_id })
     }
 
     /// `tasks/update`: answers to the task's input requests.
-    pub async fn update_task(
-        &self,
-        task_id: &str,
+    pub fn update_task<'a>(
+        &'a self,
+        task_id: &'a str,
         input_responses: Map<String, Value>,
-    ) -> Result<(), Error> {
-        let _: Value = self
-            .request(
-                "tasks/update",
-                Some(&json!({ "taskId": task_id, "inputResponses": input_responses })),
-            )
-            .await?;
-        Ok(())
+    ) -> Call<'a, UpdateTask<'a>> {
+        Call::new(
+            self,
+            UpdateTask {
+                task_id,
+                input_responses,
+            },
+        )
     }
 
     /// `tasks/cancel` (eventually consistent: the task may still finish).
-    pub async fn cancel_task(&self, task_id: &str) -> Result<(), Error> {
-        let _: Value = self
-            .request("tasks/cancel", Some(&json!({ "taskId": task_id })))
-            .await?;
-        Ok(())
+    pub fn cancel_task<'a>(&'a self, task_id: &'a str) -> Call<'a, CancelTask<'a>> {
+        Call::new(self, CancelTask { task_id })
     }
 
     /// Polls `task` until it ends, at most `max_wait`: calls `on_status`
@@ -172,71 +159,194 @@ impl Client {
     /// A failed task is an [`ErrorKind::Server`](crate::ErrorKind) error, a
     /// cancelled one [`ErrorKind::Cancelled`](crate::ErrorKind), running out
     /// of `max_wait` [`ErrorKind::Timeout`](crate::ErrorKind) (the task is
-    /// not cancelled).
-    pub async fn wait_for_task(
+    /// not cancelled). The call's options apply to each `tasks/get` and
+    /// `tasks/update` it sends.
+    pub fn wait_for_task<F>(
         &self,
         task: Task,
         max_wait: Duration,
-        on_status: impl Fn(&Task) + Send,
-    ) -> Result<Value, Error> {
-        let deadline = Instant::now() + max_wait;
-        let mut answered = std::collections::HashSet::new();
-        let mut task = task;
-        loop {
-            on_status(&task);
-            match task.status {
-                TaskStatus::Completed => return Ok(task.result.unwrap_or(Value::Null)),
-                TaskStatus::Failed => {
-                    let error = task.error.unwrap_or(Value::Null);
-                    let code = error
-                        .get("code")
-                        .and_then(Value::as_i64)
-                        .and_then(|c| i32::try_from(c).ok())
-                        .map_or(ErrorCode::INTERNAL_ERROR, ErrorCode);
-                    let message = error
-                        .get("message")
-                        .and_then(Value::as_str)
-                        .unwrap_or("the task failed");
-                    let mut obj = ErrorObject::new(code, message);
-                    obj.data = error.get("data").and_then(|d| Payload::from_value(d).ok());
-                    return Err(Error::server(obj));
-                }
-                TaskStatus::Cancelled => return Err(Error::cancelled("the task was cancelled")),
-                TaskStatus::InputRequired => {
-                    let fresh: Map<String, Value> = task
-                        .input_requests
-                        .take()
-                        .unwrap_or_default()
-                        .into_iter()
-                        .filter(|(k, _)| !answered.contains(k))
-                        .collect();
-                    if !fresh.is_empty() {
-                        answered.extend(fresh.keys().cloned());
-                        let conn = self.conn()?;
-                        let rounds = Rounds {
-                            conn: &conn,
-                            dispatcher: &self.shared.dispatcher,
-                            modern: self.era() == Some(Era::Modern),
-                            max_rounds: 0,
-                            route: None,
-                        };
-                        let responses = rounds.fulfil(Some(fresh)).await?.unwrap_or_default();
-                        self.update_task(&task.task_id, responses).await?;
-                    }
-                }
-                TaskStatus::Working | TaskStatus::Unknown => {}
-            }
-            let pause = task
-                .poll_interval_ms
-                .map_or(DEFAULT_POLL, Duration::from_millis)
-                .clamp(MIN_POLL, MAX_POLL);
-            if Instant::now() + pause > deadline {
-                return Err(Error::timeout(max_wait));
-            }
-            tokio::time::sleep(pause).await;
-            task = self.get_task(&task.task_id).await?;
-        }
+        on_status: F,
+    ) -> Call<'_, WaitForTask<F>>
+    where
+        F: Fn(&Task) + Send,
+    {
+        Call::new(
+            self,
+            WaitForTask {
+                task,
+                max_wait,
+                on_status,
+            },
+        )
     }
+}
+
+/// `tools/call`, answered with a result or a task.
+#[derive(Debug)]
+pub struct CallToolOrTask<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+operation!(['a] CallToolOrTask<'a> => ToolCallOutcome, |this, client, opts| {
+    let params = json!({"name": this.name, "arguments": this.arguments});
+    let value: Value = typed(client, "tools/call", Some(&params), &opts, Replay::ByMethod).await?;
+    if value.get("resultType").and_then(Value::as_str) == Some("task") {
+        let task = serde_json::from_value(value).map_err(|e| Error::decode("task", e))?;
+        return Ok(ToolCallOutcome::Task(task));
+    }
+    serde_json::from_value(value)
+        .map(ToolCallOutcome::Result)
+        .map_err(|e| Error::decode("tools/call", e))
+});
+
+/// `tasks/get`.
+#[derive(Debug)]
+pub struct GetTask<'a> {
+    task_id: &'a str,
+}
+
+operation!(['a] GetTask<'a> => Task, |this, client, opts| {
+    get(client, this.task_id, &opts).await
+});
+
+/// `tasks/update`.
+#[derive(Debug)]
+pub struct UpdateTask<'a> {
+    task_id: &'a str,
+    input_responses: Map<String, Value>,
+}
+
+operation!(['a] UpdateTask<'a> => (), |this, client, opts| {
+    update(client, this.task_id, this.input_responses, &opts).await
+});
+
+/// `tasks/cancel`.
+#[derive(Debug)]
+pub struct CancelTask<'a> {
+    task_id: &'a str,
+}
+
+operation!(['a] CancelTask<'a> => (), |this, client, opts| {
+    let params = json!({ "taskId": this.task_id });
+    let _: Value = typed(client, "tasks/cancel", Some(&params), &opts, Replay::ByMethod).await?;
+    Ok(())
+});
+
+/// Polling a task until it ends.
+pub struct WaitForTask<F> {
+    task: Task,
+    max_wait: Duration,
+    on_status: F,
+}
+
+impl<F> std::fmt::Debug for WaitForTask<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WaitForTask")
+            .field("task", &self.task.task_id)
+            .field("max_wait", &self.max_wait)
+            .finish_non_exhaustive()
+    }
+}
+
+operation!([F] WaitForTask<F> => Value, |this, client, opts| {
+    wait(client, this, &opts).await
+} where F: Fn(&Task) + Send);
+
+/// `tasks/get` of `task_id`: a read, so safe to send again.
+async fn get(client: &Client, task_id: &str, opts: &RequestOptions) -> Result<Task, Error> {
+    let params = json!({ "taskId": task_id });
+    typed(client, "tasks/get", Some(&params), opts, Replay::Allow).await
+}
+
+/// `tasks/update` of `task_id`.
+async fn update(
+    client: &Client,
+    task_id: &str,
+    input_responses: Map<String, Value>,
+    opts: &RequestOptions,
+) -> Result<(), Error> {
+    let params = json!({ "taskId": task_id, "inputResponses": input_responses });
+    let _: Value = typed(
+        client,
+        "tasks/update",
+        Some(&params),
+        opts,
+        Replay::ByMethod,
+    )
+    .await?;
+    Ok(())
+}
+
+/// The body of [`Client::wait_for_task`].
+async fn wait<F: Fn(&Task) + Send>(
+    client: &Client,
+    wait: WaitForTask<F>,
+    opts: &RequestOptions,
+) -> Result<Value, Error> {
+    let WaitForTask {
+        mut task,
+        max_wait,
+        on_status,
+    } = wait;
+    let deadline = Instant::now() + max_wait;
+    let mut answered = std::collections::HashSet::new();
+    loop {
+        on_status(&task);
+        match task.status {
+            TaskStatus::Completed => return Ok(task.result.unwrap_or(Value::Null)),
+            TaskStatus::Failed => return Err(failure(task.error.unwrap_or(Value::Null))),
+            TaskStatus::Cancelled => return Err(Error::cancelled("the task was cancelled")),
+            TaskStatus::InputRequired => {
+                let fresh: Map<String, Value> = task
+                    .input_requests
+                    .take()
+                    .unwrap_or_default()
+                    .into_iter()
+                    .filter(|(k, _)| !answered.contains(k))
+                    .collect();
+                if !fresh.is_empty() {
+                    answered.extend(fresh.keys().cloned());
+                    let conn = client.conn()?;
+                    let rounds = Rounds {
+                        conn: &conn,
+                        dispatcher: &client.shared.dispatcher,
+                        modern: client.era() == Some(Era::Modern),
+                        max_rounds: 0,
+                        route: None,
+                    };
+                    let responses = rounds.fulfil(Some(fresh)).await?.unwrap_or_default();
+                    update(client, &task.task_id, responses, opts).await?;
+                }
+            }
+            TaskStatus::Working | TaskStatus::Unknown => {}
+        }
+        let pause = task
+            .poll_interval_ms
+            .map_or(DEFAULT_POLL, Duration::from_millis)
+            .clamp(MIN_POLL, MAX_POLL);
+        if Instant::now() + pause > deadline {
+            return Err(Error::timeout(max_wait));
+        }
+        tokio::time::sleep(pause).await;
+        task = get(client, &task.task_id, opts).await?;
+    }
+}
+
+/// The error of a failed task, from its JSON-RPC `error`.
+fn failure(error: Value) -> Error {
+    let code = error
+        .get("code")
+        .and_then(Value::as_i64)
+        .and_then(|c| i32::try_from(c).ok())
+        .map_or(ErrorCode::INTERNAL_ERROR, ErrorCode);
+    let message = error
+        .get("message")
+        .and_then(Value::as_str)
+        .unwrap_or("the task failed");
+    let mut obj = ErrorObject::new(code, message);
+    obj.data = error.get("data").and_then(|d| Payload::from_value(d).ok());
+    Error::server(obj)
 }
 
 #[cfg(test)]

@@ -244,3 +244,25 @@ async fn a_walk_of_cached_then_fresh_pages_lists_again_when_a_later_cursor_is_re
     assert_eq!(within(task).await.unwrap().unwrap(), ["x"]);
     client.close().await;
 }
+
+/// A last page that ends with an empty cursor (some servers send `""`
+/// rather than leaving `nextCursor` out) ends the walk: nothing more is
+/// asked for, for each list.
+#[tokio::test]
+async fn an_empty_cursor_ends_a_walk() {
+    for list in List::ALL {
+        let (client, mut server) = connected(ClientConfig::new()).await;
+        let task = walk_then_ping(&client, list);
+        serve(
+            &mut server,
+            list,
+            Value::Null,
+            list.page(&["a"], Some("c1")),
+        )
+        .await;
+        serve(&mut server, list, json!("c1"), list.page(&["b"], Some(""))).await;
+        answer_ping(&mut server).await;
+        assert_eq!(within(task).await.unwrap().unwrap(), ["a", "b"], "{list:?}");
+        client.close().await;
+    }
+}

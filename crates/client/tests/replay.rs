@@ -167,3 +167,43 @@ async fn replay_by_method_keeps_a_safe_tool_replayable() {
     server.respond(&request_id(&frame), ok_result()).await;
     assert_eq!(within(call).await.unwrap().unwrap().text(), "done");
 }
+
+/// The extensions' reads (`tasks/get`, `skills/get`,
+/// `resources/directory/read`) are sent again on the new session; a
+/// `tasks/update`, which acts, is not.
+#[tokio::test]
+async fn the_extensions_reads_are_replayed_and_their_writes_are_not() {
+    type Read = fn(Client) -> tokio::task::JoinHandle<Result<(), mcpwire_client::Error>>;
+    let reads: [(Read, Value); 3] = [
+        (
+            |c| tokio::spawn(async move { c.get_task("t").await.map(drop) }),
+            json!({"taskId": "t", "status": "working"}),
+        ),
+        (
+            |c| tokio::spawn(async move { c.get_skill("skill://a/SKILL.md").await.map(drop) }),
+            json!({"skill": {"uri": "skill://a/SKILL.md", "resources": "dynamic"}}),
+        ),
+        (
+            |c| tokio::spawn(async move { c.read_directory("skill://a", None).await.map(drop) }),
+            json!({"resources": []}),
+        ),
+    ];
+    for (read, answer) in reads {
+        let (client, mut server) = session().await;
+        let mut call = read(client.clone());
+        let frame = server.recv_frame().await.unwrap();
+        expire_under(&mut server, frame.clone()).await;
+        assert_eq!(resent(&mut server, &mut call).await, frame);
+        server.respond(&request_id(&frame), answer).await;
+        within(call).await.unwrap().unwrap();
+    }
+
+    let (client, mut server) = session().await;
+    let c = client.clone();
+    let call = tokio::spawn(async move { c.update_task("t", serde_json::Map::new()).await });
+    let frame = server.recv_frame().await.unwrap();
+    expire_under(&mut server, frame).await;
+    let err = within(call).await.unwrap().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::OutcomeUnknown, "{err}");
+    nothing_resent(&client, &mut server).await;
+}

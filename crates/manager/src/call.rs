@@ -1,12 +1,11 @@
-//! Routed requests: [`Manager::call_tool`] (a [`ToolCall`]),
+//! Routed requests ([`Routed`]): [`Manager::call_tool`],
 //! [`Manager::get_prompt`], [`Manager::read_resource`]. Each finds its
 //! server in the catalogue, starts a lazy server on the way, takes a call
-//! slot under the server's concurrency cap, and runs the hooks.
+//! slot under the server's concurrency cap; a tool call runs the hooks.
 
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
-use std::time::Duration;
 
 use mcpwire_client::types::{Arguments, CallToolResult, GetPromptResult, ReadResourceResult};
 use mcpwire_client::{Client, RequestOptions};
@@ -20,41 +19,43 @@ use crate::naming::SEPARATOR;
 use crate::slot::{Entered, Slot};
 use crate::start::{Retry, client_for_call, is_live};
 
-/// A routed `tools/call`, sent when awaited; options are set on the way.
-/// Made by [`Manager::call_tool`].
+/// A routed request, sent when awaited; options are set on the way, with
+/// the same setters as the client's [`Call`](mcpwire_client::Call). Made
+/// by [`Manager::call_tool`], [`Manager::get_prompt`] and
+/// [`Manager::read_resource`]; `Op` says which request.
 #[must_use = "a call does nothing until awaited"]
-pub struct ToolCall<'a, A> {
+pub struct Routed<'a, Op> {
     manager: &'a Manager,
-    name: &'a str,
-    arguments: A,
-    options: Option<RequestOptions>,
+    op: Op,
+    options: RequestOptions,
     retry: Retry,
 }
 
-impl<A> std::fmt::Debug for ToolCall<'_, A> {
+/// A routed `tools/call`.
+pub type ToolCall<'a, A> = Routed<'a, CallTool<'a, A>>;
+
+impl<Op: std::fmt::Debug> std::fmt::Debug for Routed<'_, Op> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolCall")
-            .field("name", &self.name)
+        f.debug_struct("Routed")
+            .field("op", &self.op)
             .field("retry", &self.retry)
             .finish_non_exhaustive()
     }
 }
 
-impl<A> ToolCall<'_, A> {
-    /// The request's timeout, instead of the server's.
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        let options = self.options.take().unwrap_or_default();
-        self.options = Some(options.timeout(timeout));
-        self
+impl<'a, Op> Routed<'a, Op> {
+    fn new(manager: &'a Manager, op: Op) -> Self {
+        Self {
+            manager,
+            op,
+            options: RequestOptions::new(),
+            retry: Retry::No,
+        }
     }
 
-    /// Every request option (timeout, progress, cancellation, replay).
-    pub fn options(mut self, options: RequestOptions) -> Self {
-        self.options = Some(options);
-        self
-    }
+    mcpwire_client::request_option_setters!(options);
 
-    /// If the server has failed, start it again (once) before the call,
+    /// If the server has failed, start it again (once) before the request,
     /// instead of failing with [`Error::ServerFailed`]. A call whose outcome
     /// is unknown is never sent again: this is about the server, not the
     /// call.
@@ -64,25 +65,88 @@ impl<A> ToolCall<'_, A> {
     }
 }
 
-impl<'a, A> IntoFuture for ToolCall<'a, A>
+/// A routed `tools/call` by public name.
+pub struct CallTool<'a, A> {
+    name: &'a str,
+    arguments: A,
+}
+
+impl<A> std::fmt::Debug for CallTool<'_, A> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the arguments: they may hold secrets.
+        f.debug_struct("CallTool")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A routed `prompts/get` by public name.
+pub struct GetPrompt<'a> {
+    name: &'a str,
+    arguments: Option<Arguments>,
+}
+
+impl std::fmt::Debug for GetPrompt<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never the arguments: they may hold secrets.
+        f.debug_struct("GetPrompt")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A routed `resources/read`.
+#[derive(Debug)]
+pub struct ReadResource<'a> {
+    uri: &'a str,
+}
+
+/// The boxed future awaiting a [`Routed`] gives.
+type RoutedFuture<'a, T> = Pin<Box<dyn Future<Output = Result<T, Error>> + Send + 'a>>;
+
+impl<'a, A> IntoFuture for Routed<'a, CallTool<'a, A>>
 where
     A: Serialize + Send + Sync + 'a,
 {
     type Output = Result<CallToolResult, Error>;
-    type IntoFuture = Pin<Box<dyn Future<Output = Self::Output> + Send + 'a>>;
+    type IntoFuture = RoutedFuture<'a, CallToolResult>;
 
     fn into_future(self) -> Self::IntoFuture {
         Box::pin(self.run())
     }
 }
 
-impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
+impl<'a> IntoFuture for Routed<'a, GetPrompt<'a>> {
+    type Output = Result<GetPromptResult, Error>;
+    type IntoFuture = RoutedFuture<'a, GetPromptResult>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+impl<'a> IntoFuture for Routed<'a, ReadResource<'a>> {
+    type Output = Result<ReadResourceResult, Error>;
+    type IntoFuture = RoutedFuture<'a, ReadResourceResult>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        Box::pin(self.run())
+    }
+}
+
+impl<A: Serialize + Send + Sync> Routed<'_, CallTool<'_, A>> {
     async fn run(self) -> Result<CallToolResult, Error> {
-        let fleet = &self.manager.fleet;
+        let Routed {
+            manager,
+            op: CallTool { name, arguments },
+            options,
+            retry,
+        } = self;
+        let fleet = &manager.fleet;
         if fleet.is_closed() {
             return Err(Error::Closed);
         }
-        let (slot, tool, client, _entered) = route_tool(fleet, self.name, self.retry).await?;
+        let (slot, tool, client, _entered) = route_tool(fleet, name, retry).await?;
         let _permit = slot.permit().await;
         let server = slot.name();
         let request = |source| Error::Request {
@@ -90,28 +154,27 @@ impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
             source,
         };
         if fleet.options.hooks.is_empty() {
-            let call = client.call_tool(&tool, &self.arguments);
-            let call = match self.options {
-                Some(options) => call.options(options),
-                None => call,
-            };
-            return call.await.map_err(request);
+            return client
+                .call_tool(&tool, &arguments)
+                .options(options)
+                .await
+                .map_err(request);
         }
 
-        let arguments = serde_json::to_value(&self.arguments).map_err(|e| Error::Arguments {
-            tool: self.name.to_owned(),
+        let arguments = serde_json::to_value(&arguments).map_err(|e| Error::Arguments {
+            tool: name.to_owned(),
             source: Arc::new(e),
         })?;
         let info = CallInfo {
-            name: self.name,
+            name,
             server,
             tool: &tool,
             arguments: &arguments,
             trusted: slot.spec.policy.trust,
-            changed: fleet.catalog().changed_since_approval(self.name),
+            changed: fleet.catalog().changed_since_approval(name),
         };
         let denied = |denial: crate::hooks::Denial, stage| Error::Denied {
-            name: self.name.to_owned(),
+            name: name.to_owned(),
             server: server.to_owned(),
             reason: denial.reason().to_owned(),
             stage,
@@ -121,12 +184,11 @@ impl<A: Serialize + Send + Sync> ToolCall<'_, A> {
                 .await
                 .map_err(|d| denied(d, HookStage::Before))?;
         }
-        let call = client.call_tool(&tool, &arguments);
-        let call = match self.options {
-            Some(options) => call.options(options),
-            None => call,
-        };
-        let outcome = call.await.map_err(request);
+        let outcome = client
+            .call_tool(&tool, &arguments)
+            .options(options)
+            .await
+            .map_err(request);
         for hook in &fleet.options.hooks {
             hook.after_call(&info, outcome.as_ref())
                 .await
@@ -205,22 +267,34 @@ impl Manager {
     where
         A: Serialize + Send + Sync + 'a,
     {
-        ToolCall {
-            manager: self,
-            name,
-            arguments,
-            options: None,
-            retry: Retry::No,
-        }
+        Routed::new(self, CallTool { name, arguments })
     }
 
     /// Gets the prompt with public name `name` from its server.
-    pub async fn get_prompt(
-        &self,
-        name: &str,
+    pub fn get_prompt<'a>(
+        &'a self,
+        name: &'a str,
         arguments: Option<Arguments>,
-    ) -> Result<GetPromptResult, Error> {
-        let fleet = &self.fleet;
+    ) -> Routed<'a, GetPrompt<'a>> {
+        Routed::new(self, GetPrompt { name, arguments })
+    }
+
+    /// Reads resource `uri` from the server that owns it: the one that
+    /// listed it, else the one with the longest matching template.
+    pub fn read_resource<'a>(&'a self, uri: &'a str) -> Routed<'a, ReadResource<'a>> {
+        Routed::new(self, ReadResource { uri })
+    }
+}
+
+impl Routed<'_, GetPrompt<'_>> {
+    async fn run(self) -> Result<GetPromptResult, Error> {
+        let Routed {
+            manager,
+            op: GetPrompt { name, arguments },
+            options,
+            retry,
+        } = self;
+        let fleet = &manager.fleet;
         if fleet.is_closed() {
             return Err(Error::Closed);
         }
@@ -232,30 +306,40 @@ impl Manager {
                 route.name.clone(),
             )
         };
-        let (client, _entered) = client_for_call(fleet, &slot, Retry::No).await?;
+        let (client, _entered) = client_for_call(fleet, &slot, retry).await?;
         let _permit = slot.permit().await;
         client
             .get_prompt(&prompt, arguments)
+            .options(options)
             .await
             .map_err(|source| Error::Request {
                 server: slot.name().to_owned(),
                 source,
             })
     }
+}
 
-    /// Reads resource `uri` from the server that owns it: the one that
-    /// listed it, else the one with the longest matching template.
-    pub async fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        let fleet = &self.fleet;
+impl Routed<'_, ReadResource<'_>> {
+    async fn run(self) -> Result<ReadResourceResult, Error> {
+        let Routed {
+            manager,
+            op: ReadResource { uri },
+            options,
+            retry,
+        } = self;
+        let fleet = &manager.fleet;
         if fleet.is_closed() {
             return Err(Error::Closed);
         }
-        let routing = fleet.routing();
-        let slot = routing.roster.slots[routing.catalog.route_resource(uri)?].clone();
-        let (client, _entered) = client_for_call(fleet, &slot, Retry::No).await?;
+        let slot = {
+            let routing = fleet.routing();
+            routing.roster.slots[routing.catalog.route_resource(uri)?].clone()
+        };
+        let (client, _entered) = client_for_call(fleet, &slot, retry).await?;
         let _permit = slot.permit().await;
         client
             .read_resource(uri)
+            .options(options)
             .await
             .map_err(|source| Error::Request {
                 server: slot.name().to_owned(),

@@ -85,7 +85,7 @@ mod call;
 mod config;
 mod reload;
 
-pub use call::ToolCall;
+pub use call::{CallTool, GetPrompt, ReadResource, Routed, ToolCall};
 pub use catalog::{RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool};
 pub use config::Connectors;
 pub use error::{Error, HookStage};

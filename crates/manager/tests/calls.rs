@@ -366,11 +366,12 @@ async fn resources_and_prompts_route_to_their_owner() {
     for uri in ["docs://readme", "docs://page/7"] {
         let read = tokio::spawn({
             let m = manager.clone();
-            async move { m.read_resource(uri).await }
+            async move { m.read_resource(uri).trace_context(trace()).await }
         });
         let r = server.expect_request("resources/read").await;
         let params: Value = r.params.unwrap().deserialize().unwrap();
         assert_eq!(params["uri"], uri);
+        assert_eq!(params["_meta"]["traceparent"], TRACEPARENT, "{params}");
         server
             .respond(&r.id, json!({"contents": [{"uri": uri, "text": "hi"}]}))
             .await;
@@ -381,12 +382,68 @@ async fn resources_and_prompts_route_to_their_owner() {
 
     let get = tokio::spawn({
         let m = manager.clone();
-        async move { m.get_prompt("docs__summarize", None).await }
+        async move {
+            m.get_prompt("docs__summarize", None)
+                .trace_context(trace())
+                .await
+        }
     });
     let r = server.expect_request("prompts/get").await;
     let params: Value = r.params.unwrap().deserialize().unwrap();
     assert_eq!(params["name"], "summarize");
+    assert_eq!(params["_meta"]["traceparent"], TRACEPARENT, "{params}");
     server.respond(&r.id, json!({"messages": []})).await;
     within(get).await.unwrap().unwrap();
+    manager.close().await;
+}
+
+const TRACEPARENT: &str = "00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01";
+
+fn trace() -> mcpwire_client::TraceContext {
+    mcpwire_client::TraceContext::new(TRACEPARENT)
+}
+
+/// A routed tool call takes the client's request options: each reaches
+/// the server's request, and the call's own timeout bounds it.
+#[tokio::test]
+async fn a_routed_call_takes_the_request_options() {
+    let (c, mut peers) = memory();
+    let manager = Manager::builder()
+        .server(ServerSpec::with_connector("a", c))
+        .build()
+        .unwrap();
+    let connect = tokio::spawn({
+        let m = manager.clone();
+        async move { m.connect_all().await }
+    });
+    let mut server = peers.next().await;
+    up(&mut server, &["t"]).await;
+    within(connect).await.unwrap().unwrap();
+
+    let call = tokio::spawn({
+        let m = manager.clone();
+        async move { m.call_tool("a__t", json!({})).trace_context(trace()).await }
+    });
+    let r = server.expect_request("tools/call").await;
+    let params: Value = r.params.unwrap().deserialize().unwrap();
+    assert_eq!(params["_meta"]["traceparent"], TRACEPARENT, "{params}");
+    server.respond(&r.id, text("done")).await;
+    within(call).await.unwrap().unwrap();
+
+    let call = tokio::spawn({
+        let m = manager.clone();
+        async move {
+            m.call_tool("a__t", json!({}))
+                .timeout(Duration::from_millis(100))
+                .await
+        }
+    });
+    // Seen, never answered.
+    server.expect_request("tools/call").await;
+    let err = within(call).await.unwrap().unwrap_err();
+    let Error::Request { source, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(source.kind(), ErrorKind::Timeout, "{err:?}");
     manager.close().await;
 }

@@ -16,7 +16,7 @@ async fn a_tool_call_shows_its_name_and_never_its_arguments() {
         .unwrap();
     let call = manager.call_tool("a__login", json!({"password": "hunter2"}));
     let shown = format!("{call:?}");
-    assert!(shown.starts_with("ToolCall {"), "{shown}");
+    assert!(shown.starts_with("Routed { op: CallTool {"), "{shown}");
     assert!(shown.contains("\"a__login\""), "{shown}");
     assert!(!shown.contains("hunter2"), "{shown}");
     drop(call);

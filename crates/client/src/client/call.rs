@@ -3,8 +3,7 @@
 //!
 //! ```no_run
 //! # async fn demo(client: mcpwire_client::Client) -> Result<(), mcpwire_client::Error> {
-//! use std::time::Duration;
-//! use serde_json::json;
+//! //! use serde_json::json;
 //!
 //! // The defaults: just await it.
 //! let tools = client.list_all_tools().await?;
@@ -20,14 +19,10 @@
 use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
-use std::time::Duration;
-
-use tokio_util::sync::CancellationToken;
 
 use crate::base::error::Error;
-use crate::base::options::{CacheMode, Deadline, Replay, RequestOptions, TraceContext};
+use crate::base::options::RequestOptions;
 use crate::client::handle::Client;
-use crate::types::Progress;
 
 /// What awaiting a [`Call`] gives: a boxed, sendable future borrowing the
 /// client.
@@ -65,60 +60,7 @@ impl<'c, Op> Call<'c, Op> {
         &mut self.op
     }
 
-    /// Every option at once (replacing what was set before).
-    pub fn options(mut self, opts: RequestOptions) -> Self {
-        self.opts = opts;
-        self
-    }
-
-    /// This request's timeout (instead of the client's).
-    pub fn timeout(mut self, timeout: Duration) -> Self {
-        self.opts = self.opts.timeout(timeout);
-        self
-    }
-
-    /// When the timeout runs out: see [`RequestOptions::deadline`].
-    pub fn deadline(mut self, deadline: Deadline) -> Self {
-        self.opts = self.opts.deadline(deadline);
-        self
-    }
-
-    /// The longest the request may take in total, progress or not.
-    pub fn max_total(mut self, max: Duration) -> Self {
-        self.opts = self.opts.max_total(max);
-        self
-    }
-
-    /// Calls `f` with each progress notification: see
-    /// [`RequestOptions::on_progress`].
-    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
-        self.opts = self.opts.on_progress(f);
-        self
-    }
-
-    /// Whether the request may be sent again after its session expired.
-    pub fn replay(mut self, replay: Replay) -> Self {
-        self.opts = self.opts.replay(replay);
-        self
-    }
-
-    /// Cancels the request when `token` is cancelled.
-    pub fn cancel_token(mut self, token: CancellationToken) -> Self {
-        self.opts = self.opts.cancel_token(token);
-        self
-    }
-
-    /// Carries a W3C trace context in the request's `_meta`.
-    pub fn trace_context(mut self, trace: TraceContext) -> Self {
-        self.opts = self.opts.trace_context(trace);
-        self
-    }
-
-    /// How the request uses the client's cache: see [`CacheMode`].
-    pub fn cache(mut self, mode: CacheMode) -> Self {
-        self.opts = self.opts.cache(mode);
-        self
-    }
+    request_option_setters!(opts);
 }
 
 impl<'c, Op: Operation + 'c> IntoFuture for Call<'c, Op> {

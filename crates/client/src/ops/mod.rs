@@ -29,7 +29,8 @@ use crate::types::{
 };
 
 use pages::{all_tools, cached, page, walk};
-use send::{named, send, send_counted, typed};
+pub(crate) use send::typed;
+use send::{named, send, send_counted};
 use tool_call::{encode_tool_call, finish_tool_call};
 
 /// Implements [`Operation`] for `$ty` (with the impl generics in brackets):
@@ -53,6 +54,8 @@ macro_rules! operation {
         }
     };
 }
+
+pub(crate) use operation;
 
 /// `ping`.
 #[derive(Debug)]

@@ -234,6 +234,8 @@ async fn walk_pages<R: Page>(
         let (items, next) = this.into_parts();
         all.extend(items);
         match next {
+            // Some servers end their last page with an empty cursor.
+            Some(c) if c.is_empty() => return Ok(all),
             // A cursor seen before would loop forever.
             Some(c) if !seen.insert(c.clone()) => {
                 return Err(Walk::Failed(Error::protocol(format!(

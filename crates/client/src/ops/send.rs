@@ -50,7 +50,7 @@ pub(super) async fn send<P: Serialize + ?Sized>(
 }
 
 /// Sends `method` and parses its result as `R`.
-pub(super) async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
+pub(crate) async fn typed<P: Serialize + ?Sized, R: DeserializeOwned>(
     client: &Client,
     method: &'static str,
     params: Option<&P>,

@@ -12,7 +12,7 @@ mod prompts;
 mod resources;
 mod server_requests;
 mod tools;
-mod page;
+pub(crate) mod page;
 
 pub use common::{
     Annotations, Cancelled, Cursor, EmptyResult, Extra, Icon, Meta, PaginatedParams, Progress, Role,

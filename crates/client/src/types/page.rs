@@ -17,7 +17,7 @@ pub trait Page: DeserializeOwned + Send + sealed::Sealed {
     fn into_parts(self) -> (Vec<Self::Item>, Option<Cursor>);
 }
 
-mod sealed {
+pub(crate) mod sealed {
     /// Keeps [`Page`](super::Page) to this module's types.
     pub trait Sealed {}
 }
