@@ -3,7 +3,8 @@
 //!
 //! ```no_run
 //! # async fn demo(client: mcpwire_client::Client) -> Result<(), mcpwire_client::Error> {
-//! //! use serde_json::json;
+//! use std::time::Duration;
+//! use serde_json::json;
 //!
 //! // The defaults: just await it.
 //! let tools = client.list_all_tools().await?;
