@@ -15,7 +15,7 @@
 //! // One client per process: its connection pool is shared by every transport.
 //! let client = HttpClient::new(HttpConfig::new())?;
 //! // Streamable HTTP, or legacy HTTP+SSE if the server only speaks that.
-//! let mut transport = HttpTransport::connect(&client, "https://example.com/mcp")?;
+//! let mut transport = HttpTransport::new(&client, "https://example.com/mcp")?;
 //! let init = br#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{}}"#;
 //! transport.sender().send(bytes::Bytes::from_static(init)).await?;
 //! transport.set_active(Active::Once);

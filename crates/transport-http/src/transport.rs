@@ -81,12 +81,15 @@ impl std::fmt::Debug for HttpTransport {
 }
 
 impl HttpTransport {
-    /// Connects to `url` by the specification's backwards-compatibility
-    /// procedure: the first frame (the `initialize` request) is POSTed; if the
-    /// server answers 400, 404 or 405, a GET on the same URL that announces a
-    /// legacy `endpoint` switches the transport to HTTP+SSE. The outcome is
-    /// cached per URL in `client`, and reported by [`mode`](Self::mode).
-    pub fn connect(client: &HttpClient, url: &str) -> Result<Self, Error> {
+    /// A transport to `url` that finds the server's mode by the
+    /// specification's backwards-compatibility procedure. Nothing is sent
+    /// until the first frame (the `initialize` request) is: it is POSTed; if
+    /// the server answers 400, 404 or 405, a GET on the same URL that
+    /// announces a legacy `endpoint` switches the transport to HTTP+SSE. The
+    /// outcome is cached per URL in `client`, and reported by
+    /// [`mode`](Self::mode). The session opens when a client connects over
+    /// it.
+    pub fn new(client: &HttpClient, url: &str) -> Result<Self, Error> {
         Self::with_authorizer(client, url, None, client.authorizer(url)?)
     }
 
@@ -108,7 +111,7 @@ impl HttpTransport {
     }
 
     /// The general form: `mode` (`None`: decided by the server, as
-    /// [`connect`](Self::connect)), and `authorizer` for the credentials of
+    /// [`new`](Self::new)), and `authorizer` for the credentials of
     /// every request instead of the one `client` keeps for `url` (`None`:
     /// no credentials; a 401 is [`Error::Authorization`]). Keep the
     /// authorizer and give it to every transport made for the server, so

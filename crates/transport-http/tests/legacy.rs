@@ -84,7 +84,7 @@ async fn the_fallback_finds_a_legacy_server_and_caches_the_outcome() {
     let server = legacy_server().await;
     let client = client();
     let url = server.url("/sse");
-    let mut t = HttpTransport::connect(&client, &url).unwrap();
+    let mut t = HttpTransport::new(&client, &url).unwrap();
     assert_eq!(t.mode(), None);
     t.sender().send(frame(INIT)).await.unwrap();
     let init = next_frame(&mut t).await;
@@ -99,7 +99,7 @@ async fn the_fallback_finds_a_legacy_server_and_caches_the_outcome() {
     assert_eq!(probes, 1);
 
     // A second transport to the same URL skips the probe.
-    let mut t2 = HttpTransport::connect(&client, &url).unwrap();
+    let mut t2 = HttpTransport::new(&client, &url).unwrap();
     t2.sender().send(frame(INIT)).await.unwrap();
     assert_eq!(next_frame(&mut t2).await["id"], 0);
     let probes = server
@@ -113,7 +113,7 @@ async fn the_fallback_finds_a_legacy_server_and_caches_the_outcome() {
 #[tokio::test]
 async fn the_fallback_stays_streamable_and_reports_both_refusals_when_get_has_no_endpoint() {
     let server = Server::start(|_| async { Reply::new(405).body("no") }).await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(INIT)).await.unwrap();
     match next(&mut t).await {
         TransportEvent::Undelivered {
@@ -142,7 +142,7 @@ async fn the_fallback_uses_streamable_http_when_the_post_succeeds() {
             .await;
     let client = client();
     let url = server.url("/mcp");
-    let mut t = HttpTransport::connect(&client, &url).unwrap();
+    let mut t = HttpTransport::new(&client, &url).unwrap();
     t.sender().send(frame(INIT)).await.unwrap();
     next_frame(&mut t).await;
     assert_eq!(t.mode(), Some(HttpMode::StreamableHttp));

@@ -40,7 +40,7 @@ async fn server(status: u16) -> Server {
 #[tokio::test]
 async fn a_refused_request_before_initialize_is_its_answer_and_initialize_decides() {
     let server = server(400).await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(DISCOVER)).await.unwrap();
     match next(&mut t).await {
         TransportEvent::Undelivered {
@@ -71,7 +71,7 @@ async fn a_refused_request_before_initialize_is_its_answer_and_initialize_decide
 #[tokio::test]
 async fn a_5xx_to_a_request_before_initialize_leaves_the_transport_undecided() {
     let server = server(500).await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(DISCOVER)).await.unwrap();
     match next(&mut t).await {
         TransportEvent::Undelivered {
@@ -91,7 +91,7 @@ async fn a_5xx_to_a_request_before_initialize_leaves_the_transport_undecided() {
 #[tokio::test]
 async fn a_401_to_a_request_before_initialize_is_an_authorization_refusal() {
     let server = server(401).await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(DISCOVER)).await.unwrap();
     match next(&mut t).await {
         TransportEvent::Undelivered {
@@ -123,7 +123,7 @@ async fn initialize_does_not_wait_behind_a_probe_that_gets_no_answer() {
         }
     })
     .await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(DISCOVER)).await.unwrap();
     tokio::time::sleep(Duration::from_millis(100)).await;
     t.sender().send(frame(INIT)).await.unwrap();
@@ -161,7 +161,7 @@ async fn a_tap_sees_each_posted_frame_with_its_headers_and_each_delivered_frame(
         http::HeaderValue::from_static("k-secret"),
     ))
     .unwrap();
-    let mut t = HttpTransport::connect(&client, &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client, &server.url("/mcp")).unwrap();
     let tap = Arc::new(Recorder::default());
     assert!(t.set_tap(tap.clone()), "an HTTP transport taps itself");
     t.sender().send(frame(INIT)).await.unwrap();

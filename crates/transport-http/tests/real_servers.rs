@@ -131,7 +131,7 @@ async fn response(t: &mut HttpTransport, id: u64) -> serde_json::Value {
 /// initialize, initialized, tools/list through the automatic fallback.
 async fn exchange(url: &str) -> (HttpMode, serde_json::Value) {
     let client = HttpClient::new(HttpConfig::new().proxy(Proxy::none())).unwrap();
-    let mut t = HttpTransport::connect(&client, url).unwrap();
+    let mut t = HttpTransport::new(&client, url).unwrap();
     let tx = t.sender();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"mcpwire-test","version":"0.1.0"}}}"#;
     tx.send(frame(init)).await.unwrap();

@@ -35,7 +35,7 @@ async fn frame_metadata_becomes_headers_of_its_post_and_settles_the_mode() {
     })
     .await;
     // The automatic start: no initialize ever, yet the mode settles.
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender()
         .send(Outgoing::from(frame(DISCOVER)).with_meta(Some(meta())))
         .await
@@ -59,7 +59,7 @@ async fn a_json_rpc_error_at_400_during_the_probe_is_the_answer_not_a_fallback()
         }
     })
     .await;
-    let mut t = HttpTransport::connect(&client(), &server.url("/mcp")).unwrap();
+    let mut t = HttpTransport::new(&client(), &server.url("/mcp")).unwrap();
     t.sender().send(frame(DISCOVER)).await.unwrap();
     let answer = next_frame(&mut t).await;
     assert_eq!(answer["error"]["code"], -32022);
