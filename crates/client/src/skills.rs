@@ -1,7 +1,7 @@
 //! The skills extension (SEP-2640, `io.modelcontextprotocol/skills`):
 //! listing skills, getting one, and loading one with every file verified.
 //!
-//! A skill is loaded only when the caller asks ([`Client::load_skill`]):
+//! A skill is loaded only when the caller asks ([`Skills::load`]):
 //! nothing is read on connect or on listing. Loading reads `SKILL.md` first
 //! and checks it against the entry: its size, its `sha256` digest, and its
 //! YAML frontmatter field by field; then each other listed file, size and
@@ -28,10 +28,10 @@ use crate::types::{Cursor, Extra, Meta, Page, Resource};
 /// `capabilities.extensions`.
 pub const SKILLS_EXTENSION: &str = "io.modelcontextprotocol/skills";
 
-/// The most pages [`Client::read_whole_directory`] follows.
+/// The most pages [`Skills::read_whole_directory`] follows.
 const MAX_PAGES: usize = 1_000;
 
-/// The MIME type a [`Client::read_directory`] entry has when it is itself a
+/// The MIME type a [`Skills::read_directory`] entry has when it is itself a
 /// directory (read it in turn to descend).
 pub const DIRECTORY_MIME_TYPE: &str = "inode/directory";
 
@@ -163,10 +163,25 @@ impl LoadedSkill {
 }
 
 impl Client {
+    /// The skills extension's requests: see [`Skills`].
+    pub fn skills(&self) -> Skills<'_> {
+        Skills { client: self }
+    }
+}
+
+/// The requests of the skills extension on one client, from
+/// [`Client::skills`]. Each is a [`Call`]: it takes the same options as
+/// every other request, and runs when awaited.
+#[derive(Debug, Clone, Copy)]
+pub struct Skills<'c> {
+    client: &'c Client,
+}
+
+impl<'c> Skills<'c> {
     /// One page of `skills/list`.
-    pub fn list_skills(&self, cursor: Option<String>) -> Call<'_, ListPage<ListSkillsResult>> {
+    pub fn list(&self, cursor: Option<String>) -> Call<'c, ListPage<ListSkillsResult>> {
         Call::new(
-            self,
+            self.client,
             ListPage {
                 cursor,
                 page: PhantomData,
@@ -175,21 +190,24 @@ impl Client {
     }
 
     /// Every skill, following cursors.
-    pub fn list_all_skills(&self) -> Call<'_, ListAll<ListSkillsResult>> {
-        Call::new(self, ListAll { page: PhantomData })
+    pub fn list_all(&self) -> Call<'c, ListAll<ListSkillsResult>> {
+        Call::new(self.client, ListAll { page: PhantomData })
     }
 
     /// `skills/get` of the skill whose `SKILL.md` is `uri`.
-    pub fn get_skill<'a>(&'a self, uri: &'a str) -> Call<'a, GetSkill<'a>> {
-        Call::new(self, GetSkill { uri })
+    pub fn get<'a>(&self, uri: &'a str) -> Call<'a, GetSkill<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, GetSkill { uri })
     }
 
     /// True when the server declares that it answers
     /// `resources/directory/read` (`directoryRead: true` in its skills
     /// extension settings). A server that does not answers the method with
     /// an error.
-    pub fn reads_skill_directories(&self) -> bool {
-        self.server_capabilities().is_some_and(|caps| {
+    pub fn reads_directories(&self) -> bool {
+        self.client.server_capabilities().is_some_and(|caps| {
             caps.extra
                 .get("extensions")
                 .and_then(|e| e.get(SKILLS_EXTENSION))
@@ -202,23 +220,32 @@ impl Client {
     /// directory `uri` (a directory inside a skill, without a trailing
     /// slash).
     pub fn read_directory<'a>(
-        &'a self,
+        &self,
         uri: &'a str,
         cursor: Option<String>,
-    ) -> Call<'a, ReadDirectory<'a>> {
-        Call::new(self, ReadDirectory { uri, cursor })
+    ) -> Call<'a, ReadDirectory<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, ReadDirectory { uri, cursor })
     }
 
     /// Every direct child of the directory `uri`, following cursors.
-    pub fn read_whole_directory<'a>(&'a self, uri: &'a str) -> Call<'a, ReadWholeDirectory<'a>> {
-        Call::new(self, ReadWholeDirectory { uri })
+    pub fn read_whole_directory<'a>(&self, uri: &'a str) -> Call<'a, ReadWholeDirectory<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, ReadWholeDirectory { uri })
     }
 
     /// Reads the skill of `entry`, verifying every file as it arrives (see
     /// the module docs). Nothing after the first mismatch is read. The
     /// call's options apply to each `resources/read` it sends.
-    pub fn load_skill<'a>(&'a self, entry: &'a SkillEntry) -> Call<'a, LoadSkill<'a>> {
-        Call::new(self, LoadSkill { entry })
+    pub fn load<'a>(&self, entry: &'a SkillEntry) -> Call<'a, LoadSkill<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, LoadSkill { entry })
     }
 }
 
@@ -300,7 +327,7 @@ async fn directory_page(
     .await
 }
 
-/// The body of [`Client::load_skill`].
+/// The body of [`Skills::load`].
 async fn load(
     client: &Client,
     entry: &SkillEntry,

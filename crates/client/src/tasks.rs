@@ -4,7 +4,7 @@
 //! with `tasks/update`, and may `tasks/cancel` it.
 //!
 //! The redesigned extension has no blocking `tasks/result`: a completed
-//! task carries its result in `tasks/get`. [`Client::wait_for_task`] polls
+//! task carries its result in `tasks/get`. [`Tasks::wait`] polls
 //! until then, honouring the server's `pollIntervalMs`, reporting each
 //! status to the caller, and answering `input_required` with the client's
 //! handlers (as multi round-trip requests are).
@@ -112,35 +112,55 @@ pub struct Task {
 pub enum ToolCallOutcome {
     /// The result, at once.
     Result(CallToolResult),
-    /// A task to wait for ([`Client::wait_for_task`]).
+    /// A task to wait for ([`Tasks::wait`]).
     Task(Task),
 }
 
 impl Client {
+    /// The tasks extension's requests: see [`Tasks`].
+    pub fn tasks(&self) -> Tasks<'_> {
+        Tasks { client: self }
+    }
+}
+
+/// The requests of the tasks extension on one client, from
+/// [`Client::tasks`]. Each is a [`Call`]: it takes the same options as
+/// every other request, and runs when awaited. The extension must be
+/// declared: [`ClientConfig::tasks`](crate::ClientConfig::tasks).
+#[derive(Debug, Clone, Copy)]
+pub struct Tasks<'c> {
+    client: &'c Client,
+}
+
+impl<'c> Tasks<'c> {
     /// `tools/call` of `name`, accepting a task in place of the result (a
-    /// server of the tasks extension decides which). The extension must be
-    /// declared: [`ClientConfig::tasks`](crate::ClientConfig::tasks).
-    pub fn call_tool_or_task<'a>(
-        &'a self,
-        name: &'a str,
-        arguments: &'a Value,
-    ) -> Call<'a, CallToolOrTask<'a>> {
-        Call::new(self, CallToolOrTask { name, arguments })
+    /// server of the tasks extension decides which).
+    pub fn call_tool<'a>(&self, name: &'a str, arguments: &'a Value) -> Call<'a, CallToolOrTask<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, CallToolOrTask { name, arguments })
     }
 
     /// `tasks/get`.
-    pub fn get_task<'a>(&'a self, task_id: &'a str) -> Call<'a, GetTask<'a>> {
-        Call::new(self, GetTask { task_id })
+    pub fn get<'a>(&self, task_id: &'a str) -> Call<'a, GetTask<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, GetTask { task_id })
     }
 
     /// `tasks/update`: answers to the task's input requests.
-    pub fn update_task<'a>(
-        &'a self,
+    pub fn update<'a>(
+        &self,
         task_id: &'a str,
         input_responses: Map<String, Value>,
-    ) -> Call<'a, UpdateTask<'a>> {
+    ) -> Call<'a, UpdateTask<'a>>
+    where
+        'c: 'a,
+    {
         Call::new(
-            self,
+            self.client,
             UpdateTask {
                 task_id,
                 input_responses,
@@ -149,8 +169,11 @@ impl Client {
     }
 
     /// `tasks/cancel` (eventually consistent: the task may still finish).
-    pub fn cancel_task<'a>(&'a self, task_id: &'a str) -> Call<'a, CancelTask<'a>> {
-        Call::new(self, CancelTask { task_id })
+    pub fn cancel<'a>(&self, task_id: &'a str) -> Call<'a, CancelTask<'a>>
+    where
+        'c: 'a,
+    {
+        Call::new(self.client, CancelTask { task_id })
     }
 
     /// Polls `task` until it ends, at most `max_wait`: calls `on_status`
@@ -161,17 +184,12 @@ impl Client {
     /// of `max_wait` [`ErrorKind::Timeout`](crate::ErrorKind) (the task is
     /// not cancelled). The call's options apply to each `tasks/get` and
     /// `tasks/update` it sends.
-    pub fn wait_for_task<F>(
-        &self,
-        task: Task,
-        max_wait: Duration,
-        on_status: F,
-    ) -> Call<'_, WaitForTask<F>>
+    pub fn wait<F>(&self, task: Task, max_wait: Duration, on_status: F) -> Call<'c, WaitForTask<F>>
     where
         F: Fn(&Task) + Send,
     {
         Call::new(
-            self,
+            self.client,
             WaitForTask {
                 task,
                 max_wait,
@@ -278,7 +296,7 @@ async fn update(
     Ok(())
 }
 
-/// The body of [`Client::wait_for_task`].
+/// The body of [`Tasks::wait`].
 async fn wait<F: Fn(&Task) + Send>(
     client: &Client,
     wait: WaitForTask<F>,

@@ -64,10 +64,10 @@ async fn skills_server(directory_read: Value) -> (mcpwire_client::Client, FakeSe
 #[tokio::test]
 async fn a_directory_is_read_page_by_page_and_its_subdirectories_are_marked() {
     let (client, mut server) = skills_server(json!({"directoryRead": true})).await;
-    assert!(client.reads_skill_directories());
+    assert!(client.skills().reads_directories());
     let read = tokio::spawn({
         let client = client.clone();
-        async move { client.read_whole_directory("skill://pdf").await }
+        async move { client.skills().read_whole_directory("skill://pdf").await }
     });
     let first = server.expect_request("resources/directory/read").await;
     let params: Value = first.params.as_ref().unwrap().deserialize().unwrap();
@@ -103,7 +103,7 @@ async fn an_empty_cursor_ends_the_directory() {
     let (client, mut server) = skills_server(json!({"directoryRead": true})).await;
     let read = tokio::spawn({
         let client = client.clone();
-        async move { client.read_whole_directory("skill://pdf").await }
+        async move { client.skills().read_whole_directory("skill://pdf").await }
     });
     let req = server.expect_request("resources/directory/read").await;
     server
@@ -124,7 +124,7 @@ async fn a_server_that_does_not_declare_directory_reads_is_told_apart() {
         json!({"directoryRead": "yes"}),
     ] {
         let (client, _server) = skills_server(settings.clone()).await;
-        assert!(!client.reads_skill_directories(), "{settings}");
+        assert!(!client.skills().reads_directories(), "{settings}");
         client.close().await;
     }
 }
@@ -134,7 +134,7 @@ async fn a_directory_that_never_ends_is_stopped() {
     let (client, mut server) = skills_server(json!({"directoryRead": true})).await;
     let read = tokio::spawn({
         let client = client.clone();
-        async move { client.read_whole_directory("skill://loop").await }
+        async move { client.skills().read_whole_directory("skill://loop").await }
     });
     let answer = tokio::spawn(async move {
         loop {

@@ -350,7 +350,7 @@ async fn a_tampered_skill_is_refused_and_nothing_more_of_it_is_read() {
     let forms = "Forms.\n";
     let list = tokio::spawn({
         let client = client.clone();
-        async move { client.list_all_skills().await }
+        async move { client.skills().list_all().await }
     });
     let req = server.expect_request("skills/list").await;
     server
@@ -371,7 +371,7 @@ async fn a_tampered_skill_is_refused_and_nothing_more_of_it_is_read() {
     let load = tokio::spawn({
         let client = client.clone();
         let skill = skills[0].clone();
-        async move { client.load_skill(&skill).await }
+        async move { client.skills().load(&skill).await }
     });
     let read = server.expect_request("resources/read").await;
     assert_eq!(params(&read)["uri"], "skill://pdf/SKILL.md");
@@ -389,7 +389,7 @@ async fn a_tampered_skill_is_refused_and_nothing_more_of_it_is_read() {
     let load = tokio::spawn({
         let client = client.clone();
         let skill = skills[0].clone();
-        async move { client.load_skill(&skill).await }
+        async move { client.skills().load(&skill).await }
     });
     for (uri, text) in [
         ("skill://pdf/SKILL.md", skill_md),
@@ -461,13 +461,14 @@ async fn a_task_is_polled_its_input_answered_and_its_result_returned() {
     let run = tokio::spawn({
         let client = client.clone();
         async move {
-            let ToolCallOutcome::Task(task) = client.call_tool_or_task("slow", &json!({})).await?
+            let ToolCallOutcome::Task(task) = client.tasks().call_tool("slow", &json!({})).await?
             else {
                 panic!("a task")
             };
             let seen = std::sync::Mutex::new(Vec::new());
             let result = client
-                .wait_for_task(task, Duration::from_secs(20), |t| {
+                .tasks()
+                .wait(task, Duration::from_secs(20), |t| {
                     seen.lock().unwrap().push(t.status.clone())
                 })
                 .await?;

@@ -41,7 +41,8 @@ async fn each_task_request_takes_the_call_options() {
         let client = client.clone();
         async move {
             client
-                .call_tool_or_task("slow", &args)
+                .tasks()
+                .call_tool("slow", &args)
                 .trace_context(trace())
                 .await
         }
@@ -62,7 +63,7 @@ async fn each_task_request_takes_the_call_options() {
 
     let get = tokio::spawn({
         let client = client.clone();
-        async move { client.get_task("t1").trace_context(trace()).await }
+        async move { client.tasks().get("t1").trace_context(trace()).await }
     });
     let params = traced(
         &mut server,
@@ -79,7 +80,8 @@ async fn each_task_request_takes_the_call_options() {
             let mut answers = Map::new();
             answers.insert("q".into(), json!({"action": "accept"}));
             client
-                .update_task("t1", answers)
+                .tasks()
+                .update("t1", answers)
                 .trace_context(trace())
                 .await
         }
@@ -90,7 +92,7 @@ async fn each_task_request_takes_the_call_options() {
 
     let cancel = tokio::spawn({
         let client = client.clone();
-        async move { client.cancel_task("t1").trace_context(trace()).await }
+        async move { client.tasks().cancel("t1").trace_context(trace()).await }
     });
     traced(&mut server, "tasks/cancel", json!({})).await;
     within(cancel).await.unwrap().unwrap();
@@ -107,7 +109,8 @@ async fn waiting_for_a_task_polls_with_the_call_options() {
         let client = client.clone();
         async move {
             client
-                .wait_for_task(task, Duration::from_secs(20), |_| {})
+                .tasks()
+                .wait(task, Duration::from_secs(20), |_| {})
                 .trace_context(trace())
                 .await
         }
@@ -135,7 +138,8 @@ async fn a_task_request_times_out_by_the_call_timeout() {
         let client = client.clone();
         async move {
             client
-                .get_task("never")
+                .tasks()
+                .get("never")
                 .timeout(Duration::from_millis(100))
                 .await
         }
@@ -158,7 +162,7 @@ async fn each_skill_request_takes_the_call_options() {
 
     let list = tokio::spawn({
         let client = client.clone();
-        async move { client.list_all_skills().trace_context(trace()).await }
+        async move { client.skills().list_all().trace_context(trace()).await }
     });
     traced(
         &mut server,
@@ -175,7 +179,8 @@ async fn each_skill_request_takes_the_call_options() {
         let client = client.clone();
         async move {
             client
-                .get_skill("skill://a/SKILL.md")
+                .skills()
+                .get("skill://a/SKILL.md")
                 .trace_context(trace())
                 .await
         }
@@ -188,6 +193,7 @@ async fn each_skill_request_takes_the_call_options() {
         let client = client.clone();
         async move {
             client
+                .skills()
                 .read_directory("skill://a", None)
                 .trace_context(trace())
                 .await
@@ -203,7 +209,7 @@ async fn each_skill_request_takes_the_call_options() {
 
     let load = tokio::spawn({
         let client = client.clone();
-        async move { client.load_skill(&got).trace_context(trace()).await }
+        async move { client.skills().load(&got).trace_context(trace()).await }
     });
     traced(
         &mut server,

@@ -176,15 +176,19 @@ async fn the_extensions_reads_are_replayed_and_their_writes_are_not() {
     type Read = fn(Client) -> tokio::task::JoinHandle<Result<(), mcpwire_client::Error>>;
     let reads: [(Read, Value); 3] = [
         (
-            |c| tokio::spawn(async move { c.get_task("t").await.map(drop) }),
+            |c| tokio::spawn(async move { c.tasks().get("t").await.map(drop) }),
             json!({"taskId": "t", "status": "working"}),
         ),
         (
-            |c| tokio::spawn(async move { c.get_skill("skill://a/SKILL.md").await.map(drop) }),
+            |c| tokio::spawn(async move { c.skills().get("skill://a/SKILL.md").await.map(drop) }),
             json!({"skill": {"uri": "skill://a/SKILL.md", "resources": "dynamic"}}),
         ),
         (
-            |c| tokio::spawn(async move { c.read_directory("skill://a", None).await.map(drop) }),
+            |c| {
+                tokio::spawn(
+                    async move { c.skills().read_directory("skill://a", None).await.map(drop) },
+                )
+            },
             json!({"resources": []}),
         ),
     ];
@@ -200,7 +204,7 @@ async fn the_extensions_reads_are_replayed_and_their_writes_are_not() {
 
     let (client, mut server) = session().await;
     let c = client.clone();
-    let call = tokio::spawn(async move { c.update_task("t", serde_json::Map::new()).await });
+    let call = tokio::spawn(async move { c.tasks().update("t", serde_json::Map::new()).await });
     let frame = server.recv_frame().await.unwrap();
     expire_under(&mut server, frame).await;
     let err = within(call).await.unwrap().unwrap_err();

@@ -96,7 +96,8 @@ async fn execute(client: &Client, plan: &Plan, calls: &[(String, Value)]) -> Res
     match plan {
         Plan::ListSkills => {
             let skills = client
-                .list_all_skills()
+                .skills()
+                .list_all()
                 .await
                 .map_err(|e| format!("skills/list: {}", chain(&e)))?;
             eprintln!(
@@ -185,11 +186,12 @@ async fn exercise_resources_and_prompts(client: &Client) -> Result<(), String> {
 /// and reported; that is the host doing its job, not a failure.
 async fn load_skills(client: &Client) -> Result<(), String> {
     let skills = client
-        .list_all_skills()
+        .skills()
+        .list_all()
         .await
         .map_err(|e| format!("skills/list: {}", chain(&e)))?;
     for skill in &skills {
-        match client.load_skill(skill).await {
+        match client.skills().load(skill).await {
             Ok(loaded) => eprintln!("loaded {} ({} files)", skill.uri, loaded.files.len()),
             Err(e) if e.kind() == mcpwire::ErrorKind::SkillVerification => {
                 eprintln!("refused {}: {}", skill.uri, chain(&e));
