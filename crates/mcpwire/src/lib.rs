@@ -67,6 +67,25 @@
 //! `WWW-Authenticate` challenges are on the [`http::Error`] in it). Message
 //! text is not stable.
 //!
+//! # Stability
+//!
+//! Every `mcpwire-*` crate shares one version. Before 1.0 a breaking change
+//! bumps the minor version (0.1 to 0.2), and `CHANGELOG.md` names each one;
+//! a patch release never breaks. Within that promise:
+//!
+//! - Enums and structs marked `#[non_exhaustive]` (error kinds, events,
+//!   wire types) may gain variants and fields in a minor release: match
+//!   them with a wildcard arm.
+//! - Items hidden from the documentation (`#[doc(hidden)]`, such as the
+//!   macro that writes every request builder's option setters and
+//!   [`client::Operation::run`]) are not part of the API.
+//! - Error messages (`Display`) are for people and may change; branch on
+//!   [`Error::kind`] and the typed variants instead.
+//! - Wire types keep members they do not know (`extra`), so a newer
+//!   server's fields survive a round trip; which MCP revisions the client
+//!   speaks, and in which era, is listed in `docs/eras.md` and changes only
+//!   with a minor release.
+//!
 //! # Eras
 //!
 //! With the default [`ClientConfig`], the client probes each server with
