@@ -372,6 +372,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_wait_shows_its_task_and_bound() {
+        let task: Task =
+            serde_json::from_value(json!({"taskId": "t9", "status": "working"})).unwrap();
+        let wait = WaitForTask {
+            task,
+            max_wait: Duration::from_secs(7),
+            on_status: |_: &Task| {},
+        };
+        let shown = format!("{wait:?}");
+        assert!(shown.starts_with("WaitForTask {"), "{shown}");
+        assert!(shown.contains("\"t9\"") && shown.contains("7s"), "{shown}");
+    }
+
+    #[test]
     fn tasks_parse_every_status_and_keep_unknown_members() {
         let t: Task = serde_json::from_value(json!({
             "taskId": "t1", "status": "input_required", "pollIntervalMs": 10,
