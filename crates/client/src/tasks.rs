@@ -18,11 +18,10 @@ use tokio::time::Instant;
 
 use crate::base::error::Error;
 use crate::base::options::{Replay, RequestOptions};
-use crate::base::version::Era;
 use crate::client::call::{Call, CallFuture, Operation, sealed};
 use crate::client::handle::Client;
 use crate::ops::{operation, typed};
-use crate::session::rounds::Rounds;
+use crate::session::rounds::answer_inputs;
 use crate::types::{CallToolResult, Extra};
 
 /// The extension's identifier (what [`ClientConfig::tasks`](crate::ClientConfig::tasks)
@@ -325,15 +324,7 @@ async fn wait<F: Fn(&Task) + Send>(
                     .collect();
                 if !fresh.is_empty() {
                     answered.extend(fresh.keys().cloned());
-                    let conn = client.conn()?;
-                    let rounds = Rounds {
-                        conn: &conn,
-                        dispatcher: &client.shared.dispatcher,
-                        modern: client.era() == Some(Era::Modern),
-                        max_rounds: 0,
-                        route: None,
-                    };
-                    let responses = rounds.fulfil(Some(fresh)).await?.unwrap_or_default();
+                    let responses = answer_inputs(&client.shared.dispatcher, fresh).await?;
                     update(client, &task.task_id, responses, opts).await?;
                 }
             }

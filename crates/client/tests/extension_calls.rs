@@ -221,3 +221,34 @@ async fn each_skill_request_takes_the_call_options() {
     assert!(loaded.skill_md().ends_with("Hello"));
     client.close().await;
 }
+
+/// A wait whose next poll would come after its bound ends with a timeout
+/// at once, without that poll: here the server asks for a poll a second
+/// away and the wait may take a tenth of that.
+#[tokio::test]
+async fn a_wait_that_would_outlast_its_bound_times_out_without_polling() {
+    let (client, mut server) = connected(ClientConfig::new().tasks(true)).await;
+    let task: Task = serde_json::from_value(
+        json!({"taskId": "t3", "status": "working", "pollIntervalMs": 1000}),
+    )
+    .unwrap();
+    // A wait that sleeps the poll out sends `tasks/get`, which is never
+    // answered here: `within` runs out.
+    let err = within(
+        client
+            .tasks()
+            .wait(task, Duration::from_millis(100), |_| {}),
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Timeout, "{err}");
+    // Nothing was sent: the next request the server sees is this ping.
+    let ping = tokio::spawn({
+        let client = client.clone();
+        async move { client.ping().await }
+    });
+    let req = server.expect_request("ping").await;
+    server.respond(&req.id, json!({})).await;
+    within(ping).await.unwrap().unwrap();
+    client.close().await;
+}

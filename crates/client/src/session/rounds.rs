@@ -168,44 +168,53 @@ impl Rounds<'_> {
     }
 
     /// Answers every input request with its handler.
-    pub(crate) async fn fulfil(
+    async fn fulfil(
         &self,
         requests: Option<Map<String, Value>>,
     ) -> Result<Option<Map<String, Value>>, Error> {
-        let Some(requests) = requests else {
-            return Ok(None);
-        };
-        let mut responses = Map::new();
-        for (key, request) in requests {
-            let request: InputRequest =
-                serde_json::from_value(request).map_err(|e| Error::decode("input request", e))?;
-            let params = request
-                .params
-                .map(|p| Payload::from_value(&p))
-                .transpose()
-                .map_err(|e| Error::decode("input request params", e))?;
-            let answer = self
-                .dispatcher
-                .fulfil(&key, &request.method, params)
-                .await
-                .ok_or_else(|| {
-                    Error::input_required(format!(
-                        "the server asked for {} input, which this client has no handler for",
-                        request.method
-                    ))
-                })?;
-            let bytes = answer.map_err(|e| {
+        match requests {
+            Some(requests) => answer_inputs(self.dispatcher, requests).await.map(Some),
+            None => Ok(None),
+        }
+    }
+}
+
+/// Answers every input request (of an `input_required` result, or of a
+/// task) with the handler that answers the same server request in the
+/// `initialize` era: the answers, by the requests' keys.
+pub(crate) async fn answer_inputs(
+    dispatcher: &Dispatcher,
+    requests: Map<String, Value>,
+) -> Result<Map<String, Value>, Error> {
+    let mut responses = Map::new();
+    for (key, request) in requests {
+        let request: InputRequest =
+            serde_json::from_value(request).map_err(|e| Error::decode("input request", e))?;
+        let params = request
+            .params
+            .map(|p| Payload::from_value(&p))
+            .transpose()
+            .map_err(|e| Error::decode("input request params", e))?;
+        let answer = dispatcher
+            .fulfil(&key, &request.method, params)
+            .await
+            .ok_or_else(|| {
                 Error::input_required(format!(
-                    "the {} handler failed: {}",
-                    request.method, e.message
+                    "the server asked for {} input, which this client has no handler for",
+                    request.method
                 ))
             })?;
-            let value: Value =
-                serde_json::from_slice(&bytes).map_err(|e| Error::decode("handler result", e))?;
-            responses.insert(key, value);
-        }
-        Ok(Some(responses))
+        let bytes = answer.map_err(|e| {
+            Error::input_required(format!(
+                "the {} handler failed: {}",
+                request.method, e.message
+            ))
+        })?;
+        let value: Value =
+            serde_json::from_slice(&bytes).map_err(|e| Error::decode("handler result", e))?;
+        responses.insert(key, value);
     }
+    Ok(responses)
 }
 
 fn contains(haystack: &[u8], needle: &[u8]) -> bool {
