@@ -242,9 +242,9 @@ fn describe(
 /// Whether a `tools/call` result says `isError: true` (parsed only when
 /// its bytes name the member). The search is `memmem`'s, not a byte-by-byte
 /// window compare: it runs on every result while metrics are recorded (the
-/// `otel` feature), on the caller's task after the answer is in, and the
-/// windows over 1 MiB answers took 7.5% of the CPU samples of the HTTP W4
-/// 1 MiB echo (perf, client and server together).
+/// `otel` feature), on the caller's task after the answer is in, and a
+/// window compare over large answers showed in profiles (the figure is in
+/// `docs/benchmarks.md`, "HTTP large answers and client memory").
 fn is_tool_error(payload: &Payload) -> bool {
     #[derive(serde::Deserialize)]
     struct Flag {
