@@ -15,6 +15,7 @@ use crate::catalog::{Catalog, Held, Part, SkipRecord};
 use crate::event::{Event, ServerSkip};
 use crate::health::Health;
 use crate::hooks::CallHook;
+use crate::manager::ConfigureClient;
 use crate::naming::NameRules;
 use crate::pin_gate::PinGate;
 use crate::saved::ServerCatalogue;
@@ -64,6 +65,8 @@ pub(crate) struct Options {
     pub(crate) debounce: Duration,
     pub(crate) startup_timeout: Duration,
     pub(crate) client_config: ClientConfig,
+    /// Adjusts each server's client configuration as its client is made.
+    pub(crate) configure_client: Option<Arc<ConfigureClient>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     /// Pinned definitions, if kept.
     pub(crate) pins: Option<PinGate>,

@@ -69,6 +69,10 @@ impl ConnectReport {
     }
 }
 
+/// What [`ManagerBuilder::configure_client`] keeps: a server's name and
+/// its client configuration in, the configuration to use out.
+pub(crate) type ConfigureClient = dyn Fn(&str, ClientConfig) -> ClientConfig + Send + Sync;
+
 /// How a [`Manager`] is set up. Every default is documented on its setter.
 #[must_use]
 pub struct ManagerBuilder {
@@ -80,6 +84,7 @@ pub struct ManagerBuilder {
     debounce: Duration,
     startup_timeout: Duration,
     client_config: ClientConfig,
+    configure_client: Option<Arc<ConfigureClient>>,
     hooks: Vec<Arc<dyn CallHook>>,
     saved: Option<SavedCatalogue>,
     renames: HashMap<String, String>,
@@ -115,6 +120,7 @@ impl ManagerBuilder {
             debounce: Duration::from_millis(200),
             startup_timeout: Duration::from_secs(30),
             client_config: ClientConfig::new().reconnect(Reconnect::new()),
+            configure_client: None,
             hooks: Vec::new(),
             saved: None,
             renames: HashMap::new(),
@@ -175,6 +181,21 @@ impl ManagerBuilder {
     /// and is lost is reconnected, its lists read again).
     pub fn client_config(mut self, config: ClientConfig) -> Self {
         self.client_config = config;
+        self
+    }
+
+    /// Adjusts each server's client configuration, given the server's
+    /// name, as its client is made (at every start and restart, reloads
+    /// included): after the server's own configuration or the fleet's, and
+    /// its request timeout. It lets one party answer the requests the
+    /// servers send their client (sampling, elicitation, roots) knowing
+    /// which server sent each, by installing handlers that carry the name,
+    /// as `mcpwire serve` does to relay them to its clients. Default: none.
+    pub fn configure_client(
+        mut self,
+        configure: impl Fn(&str, ClientConfig) -> ClientConfig + Send + Sync + 'static,
+    ) -> Self {
+        self.configure_client = Some(Arc::new(configure));
         self
     }
 
@@ -266,6 +287,7 @@ impl ManagerBuilder {
             debounce: self.debounce,
             startup_timeout: self.startup_timeout,
             client_config: self.client_config,
+            configure_client: self.configure_client,
             hooks: self.hooks,
             pins: self
                 .pins
