@@ -47,6 +47,7 @@ mod error;
 mod wire;
 mod methods;
 mod relay;
+mod requests;
 mod session;
 mod http;
 #[cfg(unix)]
@@ -55,4 +56,5 @@ mod unix;
 pub use error::ServeError;
 pub use http::{HttpOptions, generate_token};
 pub use methods::SUPPORTED_VERSIONS;
+pub use requests::ServerRequests;
 pub use session::{ServeOptions, Server};
