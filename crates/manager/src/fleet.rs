@@ -15,7 +15,6 @@ use crate::catalog::{Catalog, Held, Part, SkipRecord};
 use crate::event::{Event, ServerSkip};
 use crate::health::Health;
 use crate::hooks::CallHook;
-use crate::manager::ConfigureClient;
 use crate::naming::NameRules;
 use crate::pin_gate::PinGate;
 use crate::saved::ServerCatalogue;
@@ -58,6 +57,11 @@ pub(crate) struct Routing {
     pub(crate) catalog: Arc<Catalog>,
     pub(crate) roster: Arc<Roster>,
 }
+
+/// What [`ManagerBuilder::configure_client`](crate::ManagerBuilder::configure_client)
+/// keeps: a server's name and its client configuration in, the
+/// configuration to use out.
+pub(crate) type ConfigureClient = dyn Fn(&str, ClientConfig) -> ClientConfig + Send + Sync;
 
 /// The manager's settings, fixed when it is built.
 pub(crate) struct Options {

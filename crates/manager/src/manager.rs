@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use crate::catalog::{RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool};
 use crate::error::Error;
 use crate::event::{Event, ServerSkip};
-use crate::fleet::{Fleet, Options};
+use crate::fleet::{ConfigureClient, Fleet, Options};
 use crate::health::Health;
 use crate::hooks::CallHook;
 use crate::naming::{Collisions, NameRules, Naming, Sanitizer};
@@ -68,10 +68,6 @@ impl ConnectReport {
         self.failed.is_empty()
     }
 }
-
-/// What [`ManagerBuilder::configure_client`] keeps: a server's name and
-/// its client configuration in, the configuration to use out.
-pub(crate) type ConfigureClient = dyn Fn(&str, ClientConfig) -> ClientConfig + Send + Sync;
 
 /// How a [`Manager`] is set up. Every default is documented on its setter.
 #[must_use]
