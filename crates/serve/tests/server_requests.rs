@@ -456,3 +456,102 @@ async fn roots_are_the_calling_clients_or_else_every_clients_and_changes_reach_t
     assert_eq!(line, r#"a roots ["file:///alice"]"#);
     manager.close().await;
 }
+
+/// Posts `body` on a new connection to the session `session` (none for
+/// `initialize`) and returns the connection, its answer's head read.
+async fn post(
+    addr: std::net::SocketAddr,
+    session: Option<&str>,
+    body: &Value,
+) -> (
+    String,
+    tokio::io::Lines<tokio::io::BufReader<tokio::net::TcpStream>>,
+) {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt};
+    let body = body.to_string();
+    let mut text = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\
+         Authorization: Bearer t0ken\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Type: application/json\r\nContent-Length: {}\r\n",
+        body.len()
+    );
+    if let Some(id) = session {
+        text.push_str(&format!("Mcp-Session-Id: {id}\r\n"));
+    }
+    text.push_str("\r\n");
+    text.push_str(&body);
+    let mut stream = within(tokio::net::TcpStream::connect(addr)).await.unwrap();
+    stream.write_all(text.as_bytes()).await.unwrap();
+    let mut lines = tokio::io::BufReader::new(stream).lines();
+    let mut head = String::new();
+    loop {
+        let line = within(lines.next_line()).await.unwrap().expect("a head");
+        if line.is_empty() {
+            return (head, lines);
+        }
+        head.push_str(&line.to_ascii_lowercase());
+        head.push('\n');
+    }
+}
+
+/// The next SSE event's message on `lines`.
+async fn next_event(
+    lines: &mut tokio::io::Lines<tokio::io::BufReader<tokio::net::TcpStream>>,
+) -> Value {
+    loop {
+        let line = within(lines.next_line()).await.unwrap().expect("an event");
+        if let Some(data) = line.strip_prefix("data: ") {
+            return serde_json::from_str(data).unwrap();
+        }
+    }
+}
+
+#[tokio::test]
+async fn over_http_the_request_comes_on_the_stream_of_the_call_it_belongs_to() {
+    let requests = ServerRequests::new();
+    let (manager, _seen) = fleet(&["a"], &requests).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    let server = Server::with_options(
+        manager.clone(),
+        ServeOptions::new().server_requests(requests.clone()),
+    );
+    tokio::spawn(async move {
+        server
+            .serve_http(listener, mcpwire_serve::HttpOptions::new("t0ken"))
+            .await
+    });
+    let (head, mut lines) = post(
+        addr,
+        None,
+        &json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": "2025-11-25", "capabilities": {"sampling": {}},
+            "clientInfo": {"name": "raw", "version": "0"}}}),
+    )
+    .await;
+    let session = head
+        .lines()
+        .find_map(|l| l.strip_prefix("mcp-session-id: "))
+        .expect("a session id")
+        .to_owned();
+    assert_eq!(next_event(&mut lines).await["id"], 0);
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let (head, _) = post(addr, Some(&session), &initialized).await;
+    assert!(head.starts_with("http/1.1 202"), "{head}");
+
+    let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+        "params": {"name": "a__sample", "arguments": {}}});
+    let (head, mut call_stream) = post(addr, Some(&session), &call).await;
+    assert!(head.contains("text/event-stream"), "{head}");
+    let asked = next_event(&mut call_stream).await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    let answer = json!({"jsonrpc": "2.0", "id": asked["id"], "result": {
+        "role": "assistant", "content": {"type": "text", "text": "over http"}, "model": "m"}});
+    let (head, _) = post(addr, Some(&session), &answer).await;
+    assert!(head.starts_with("http/1.1 202"), "{head}");
+    let done = next_event(&mut call_stream).await;
+    assert_eq!(done["id"], 7, "{done}");
+    let text = done["result"]["content"][0]["text"].as_str().unwrap();
+    assert!(text.contains("over http"), "{text}");
+    manager.close().await;
+}
