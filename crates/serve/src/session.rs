@@ -16,6 +16,7 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::complete;
 use crate::error::ServeError;
 use crate::methods::{self, CallParams, InitializeParams, ProgressToken, SetLevel};
 use crate::relay::{self, LogLevel};
@@ -360,6 +361,12 @@ impl Session {
             "prompts/get" => {
                 tokio::select! {
                     outcome = methods::get_prompt(manager, params) => Some(outcome),
+                    () = cancel.cancelled() => None,
+                }
+            }
+            "completion/complete" => {
+                tokio::select! {
+                    outcome = complete::complete(manager, params) => Some(outcome),
                     () = cancel.cancelled() => None,
                 }
             }

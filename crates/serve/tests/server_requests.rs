@@ -14,7 +14,8 @@ use std::time::Duration;
 use bytes::{Bytes, BytesMut};
 use common::{LONG, Raw, serve_raw, within};
 use mcpwire_client::types::{
-    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult, Root,
+    CompletionReference, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
+    ListRootsResult, Root,
 };
 use mcpwire_client::{Client, ClientConfig, HandlerError, TransportFactory};
 use mcpwire_codec::jsonrpc::{
@@ -27,7 +28,9 @@ use mcpwire_transport::{IoConfig, IoTransport, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-/// One upstream server named `label` whose tools ask its client:
+/// One upstream server named `label` with a prompt `greet` and a
+/// template `file:///{label}/{path}` whose completion is
+/// `"{label}:{name or template}:{value}"`, and whose tools ask its client:
 /// `sample` (sampling), `elicit` and `elicit_url` (elicitation in form and
 /// URL mode), `roots` (`roots/list`); each answers the call with what it
 /// got: `"ok {result}"` or `"error {code} {message}"`. `slow` never
@@ -55,7 +58,7 @@ fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String
                                 call_id,
                                 json!({
                                     "protocolVersion": "2025-11-25",
-                                    "capabilities": {"tools": {}},
+                                    "capabilities": {"tools": {}, "prompts": {}, "resources": {}, "completions": {}},
                                     "serverInfo": {"name": label, "version": "1"}
                                 }),
                             )
@@ -71,6 +74,38 @@ fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String
                                     .map(|t| json!({"name": t, "inputSchema": {"type": "object"}}))
                                     .collect();
                             answer(&peer, call_id, json!({"tools": tools})).await;
+                            continue;
+                        }
+                        "prompts/list" => {
+                            answer(&peer, call_id, json!({"prompts": [{"name": "greet"}]})).await;
+                            continue;
+                        }
+                        "resources/list" => {
+                            answer(&peer, call_id, json!({"resources": []})).await;
+                            continue;
+                        }
+                        "resources/templates/list" => {
+                            let template = format!("file:///{label}/{{path}}");
+                            answer(
+                                &peer,
+                                call_id,
+                                json!({"resourceTemplates":
+                                [{"uriTemplate": template, "name": "files"}]}),
+                            )
+                            .await;
+                            continue;
+                        }
+                        "completion/complete" => {
+                            let what = params["ref"]["name"]
+                                .as_str()
+                                .or(params["ref"]["uri"].as_str());
+                            let value = format!(
+                                "{label}:{}:{}",
+                                what.unwrap_or_default(),
+                                params["argument"]["value"].as_str().unwrap_or_default()
+                            );
+                            answer(&peer, call_id, json!({"completion": {"values": [value]}}))
+                                .await;
                             continue;
                         }
                         "tools/call" => match params["name"].as_str().unwrap_or_default() {
@@ -553,5 +588,41 @@ async fn over_http_the_request_comes_on_the_stream_of_the_call_it_belongs_to() {
     assert_eq!(done["id"], 7, "{done}");
     let text = done["result"]["content"][0]["text"].as_str().unwrap();
     assert!(text.contains("over http"), "{text}");
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
+    let requests = ServerRequests::new();
+    let (manager, _seen) = fleet(&["a", "b"], &requests).await;
+    let client = connect(&manager, &requests, ClientConfig::new()).await;
+    let caps = client.server_capabilities().unwrap();
+    assert!(caps.completions.is_some(), "{caps:?}");
+
+    let prompt = CompletionReference::Prompt {
+        name: "b__greet".into(),
+    };
+    let result = within(client.complete(prompt, "who", "Ad", None))
+        .await
+        .unwrap();
+    // Asked of b, under the prompt's own name.
+    assert_eq!(result.completion.values, ["b:greet:Ad"]);
+
+    let template = CompletionReference::Resource {
+        uri: "file:///a/{path}".into(),
+    };
+    let result = within(client.complete(template, "path", "x", None))
+        .await
+        .unwrap();
+    assert_eq!(result.completion.values, ["a:file:///a/{path}:x"]);
+
+    let unknown = CompletionReference::Prompt {
+        name: "c__greet".into(),
+    };
+    let error = within(client.complete(unknown, "who", "", None))
+        .await
+        .unwrap_err();
+    let upstream = error.server_error().expect("a JSON-RPC error");
+    assert_eq!(upstream.code.0, -32602, "{upstream:?}");
     manager.close().await;
 }
