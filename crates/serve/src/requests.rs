@@ -29,7 +29,7 @@ use bytes::BytesMut;
 use mcpwire_client::types::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, ListRootsResult,
 };
-use mcpwire_client::{ClientConfig, HandlerError};
+use mcpwire_client::{ClientConfig, ElicitationDefaults, HandlerError};
 use mcpwire_codec::jsonrpc::{
     ErrorCode, ErrorObject, Id, Payload, Request, Response, encode_notification, encode_request,
 };
@@ -76,7 +76,7 @@ pub struct ServerRequests {
 impl std::fmt::Debug for ServerRequests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerRequests")
-            .field("clients", &self.hub.peers().len())
+            .field("clients", &self.hub.initialized().len())
             .field("timeout", &self.hub.timeout)
             .finish()
     }
@@ -109,7 +109,9 @@ impl ServerRequests {
     /// Makes every server's client of `builder`'s fleet declare `sampling`,
     /// `elicitation` (form and URL modes) and `roots` (with
     /// `listChanged`), and relay what it is asked to the clients of the
-    /// sessions served with this relay.
+    /// sessions served with this relay. An answer goes upstream as the
+    /// client gave it (an elicitation form's defaults are not filled in on
+    /// the way).
     pub fn install(&self, builder: ManagerBuilder) -> ManagerBuilder {
         let hub = self.hub.clone();
         builder.configure_client(move |server: &str, config: ClientConfig| {
@@ -141,6 +143,9 @@ impl ServerRequests {
                     }
                 })
                 .elicitation_url(true)
+                // The client answering fills a form's defaults if it
+                // does; its answer goes upstream as it came.
+                .elicitation_defaults(ElicitationDefaults::Leave)
                 .roots(move |_| {
                     let (hub, server) = (roots.clone(), roots_server.clone());
                     async move { hub.roots(&server).await }
@@ -161,7 +166,11 @@ impl ServerRequests {
             pending: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
         });
-        self.hub.peers().push(peer.clone());
+        let mut peers = self.hub.peers();
+        // A session dropped without ending left a dead entry: forget it.
+        peers.retain(|p| p.strong_count() > 0);
+        peers.push(Arc::downgrade(&peer));
+        drop(peers);
         peer
     }
 }
@@ -194,7 +203,9 @@ impl Caps {
 
 /// The sessions' clients.
 struct Hub {
-    peers: Mutex<Vec<Arc<Peer>>>,
+    /// The sessions' clients, held weakly: a session dropped without
+    /// ending (its future dropped) is no candidate for anything.
+    peers: Mutex<Vec<Weak<Peer>>>,
     timeout: Duration,
 }
 
@@ -215,7 +226,7 @@ enum Pick {
 }
 
 impl Hub {
-    fn peers(&self) -> MutexGuard<'_, Vec<Arc<Peer>>> {
+    fn peers(&self) -> MutexGuard<'_, Vec<Weak<Peer>>> {
         lock(&self.peers)
     }
 
@@ -223,7 +234,8 @@ impl Hub {
     fn initialized(&self) -> Vec<(Arc<Peer>, Caps)> {
         self.peers()
             .iter()
-            .filter_map(|p| p.caps().map(|c| (p.clone(), c)))
+            .filter_map(Weak::upgrade)
+            .filter_map(|p| p.caps().map(|c| (p, c)))
             .collect()
     }
 
@@ -366,7 +378,8 @@ impl Peer {
     /// True if it had declared `roots`.
     pub(crate) fn leave(self: &Arc<Self>) -> bool {
         if let Some(hub) = self.hub.upgrade() {
-            hub.peers().retain(|p| !Arc::ptr_eq(p, self));
+            hub.peers()
+                .retain(|p| !std::ptr::eq(p.as_ptr(), Arc::as_ptr(self)));
         }
         lock(&self.pending).clear();
         self.caps().is_some_and(|c| c.roots)

@@ -120,7 +120,8 @@ fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String
                                 "elicitation/create",
                                 json!({
                                     "message": "your name?",
-                                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"}}}
+                                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"},
+                                    "city": {"type": "string", "default": "Paris"}}}
                                 }),
                             ),
                             "elicit_url" => ask(
@@ -624,5 +625,53 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
         .unwrap_err();
     let upstream = error.server_error().expect("a JSON-RPC error");
     assert_eq!(upstream.code.0, -32602, "{upstream:?}");
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn an_elicitation_answer_goes_upstream_as_the_client_gave_it() {
+    let requests = ServerRequests::with_timeout(LONG);
+    let (manager, _seen) = fleet(&["a"], &requests).await;
+    let mut raw = raw_client(&manager, &requests, json!({"elicitation": {}})).await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "a__elicit", "arguments": {}}}))
+        .await;
+    let asked = raw.recv().await;
+    assert_eq!(asked["method"], "elicitation/create", "{asked}");
+    assert_eq!(asked["params"]["message"], "your name?");
+    // `city` has a default the client chose not to fill in.
+    raw.send(json!({"jsonrpc": "2.0", "id": asked["id"], "result":
+        {"action": "accept", "content": {"name": "Ada"}}}))
+        .await;
+    let answer = raw.recv().await;
+    assert_eq!(
+        answer["result"]["content"][0]["text"],
+        r#"ok {"action":"accept","content":{"name":"Ada"}}"#,
+        "{answer}"
+    );
+    raw.close().await.unwrap();
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn a_session_dropped_without_ending_is_no_longer_a_client_of_the_relay() {
+    let requests = ServerRequests::new();
+    let (manager, _seen) = fleet(&["a"], &requests).await;
+    let alice = connect(&manager, &requests, sampler("alice")).await;
+    let mut bob = raw_client(&manager, &requests, json!({"sampling": {}})).await;
+    // Each answered after the `initialized` before it was handled.
+    within(alice.ping()).await.unwrap();
+    bob.request(1, "ping", json!({})).await;
+    assert!(
+        format!("{requests:?}").contains("clients: 2"),
+        "{requests:?}"
+    );
+    // Bob's serving future is dropped (aborted), not ended.
+    bob.served.abort();
+    let _ = bob.served.await;
+    assert!(
+        format!("{requests:?}").contains("clients: 1"),
+        "{requests:?}"
+    );
     manager.close().await;
 }
