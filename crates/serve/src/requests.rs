@@ -76,7 +76,8 @@ pub struct ServerRequests {
 impl std::fmt::Debug for ServerRequests {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ServerRequests")
-            .field("clients", &self.hub.initialized().len())
+            .field("clients", &self.hub.live().len())
+            .field("entries", &self.hub.peers().len())
             .field("timeout", &self.hub.timeout)
             .finish()
     }
@@ -166,11 +167,7 @@ impl ServerRequests {
             pending: Mutex::new(HashMap::new()),
             next: AtomicU64::new(1),
         });
-        let mut peers = self.hub.peers();
-        // A session dropped without ending left a dead entry: forget it.
-        peers.retain(|p| p.strong_count() > 0);
-        peers.push(Arc::downgrade(&peer));
-        drop(peers);
+        self.hub.peers().push(Arc::downgrade(&peer));
         peer
     }
 }
@@ -230,11 +227,18 @@ impl Hub {
         lock(&self.peers)
     }
 
+    /// The sessions' clients still there; a session dropped without
+    /// ending left a dead entry, forgotten here.
+    fn live(&self) -> Vec<Arc<Peer>> {
+        let mut peers = self.peers();
+        peers.retain(|p| p.strong_count() > 0);
+        peers.iter().filter_map(Weak::upgrade).collect()
+    }
+
     /// The initialized clients, with their capabilities.
     fn initialized(&self) -> Vec<(Arc<Peer>, Caps)> {
-        self.peers()
-            .iter()
-            .filter_map(Weak::upgrade)
+        self.live()
+            .into_iter()
             .filter_map(|p| p.caps().map(|c| (p, c)))
             .collect()
     }

@@ -19,7 +19,8 @@ use mcpwire_client::types::{
 };
 use mcpwire_client::{Client, ClientConfig, HandlerError, TransportFactory};
 use mcpwire_codec::jsonrpc::{
-    ErrorCode, ErrorObject, Message, encode_error_response, encode_request, encode_result,
+    ErrorCode, ErrorObject, Message, encode_error_response, encode_notification, encode_request,
+    encode_result,
 };
 use mcpwire_manager::{Connector, Manager, ServerSpec};
 use mcpwire_serve::{ServeOptions, Server, ServerRequests};
@@ -28,19 +29,24 @@ use mcpwire_transport::{IoConfig, IoTransport, Transport};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
-/// One upstream server named `label` with a prompt `greet` and a
-/// template `file:///{label}/{path}` whose completion is
+/// One upstream server named `label` with prompts `greet` and `wait`,
+/// resources `file:///{label}/readme` and `file:///{label}/wait` (`wait`
+/// never answered), and a template `file:///{label}/{path}`, whose
+/// completion is
 /// `"{label}:{name or template}:{value}"`, and whose tools ask its client:
 /// `sample` (sampling), `elicit` and `elicit_url` (elicitation in form and
 /// URL mode), `roots` (`roots/list`); each answers the call with what it
 /// got: `"ok {result}"` or `"error {code} {message}"`. `slow` never
-/// answers. On `notifications/roots/list_changed` it asks for the roots
+/// answers; `sample_pending` asks for a sample and waits for `withdraw`,
+/// which cancels that request and answers both calls. On `notifications/roots/list_changed` it asks for the roots
 /// and reports `"{label} roots [uri, ...]"` (sorted) on `seen`.
 fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String>) {
     tokio::spawn(async move {
         // Our request id -> the call it answers (`None`: a roots check).
         let mut waiting: std::collections::HashMap<String, Option<Value>> = Default::default();
         let mut next = 0;
+        // The `sample_pending` request not answered yet, and its call.
+        let mut pending: Option<(String, Value)> = None;
         while let Some(frame) = peer.recv_frame().await {
             match Message::parse(frame).expect("the manager sends JSON-RPC") {
                 Message::Request(req) => {
@@ -68,20 +74,48 @@ fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String
                             continue;
                         }
                         "tools/list" => {
-                            let tools: Vec<Value> =
-                                ["sample", "elicit", "elicit_url", "roots", "slow"]
-                                    .iter()
-                                    .map(|t| json!({"name": t, "inputSchema": {"type": "object"}}))
-                                    .collect();
+                            let tools: Vec<Value> = [
+                                "sample",
+                                "sample_pending",
+                                "withdraw",
+                                "elicit",
+                                "elicit_url",
+                                "roots",
+                                "slow",
+                            ]
+                            .iter()
+                            .map(|t| json!({"name": t, "inputSchema": {"type": "object"}}))
+                            .collect();
                             answer(&peer, call_id, json!({"tools": tools})).await;
                             continue;
                         }
                         "prompts/list" => {
-                            answer(&peer, call_id, json!({"prompts": [{"name": "greet"}]})).await;
+                            answer(
+                                &peer,
+                                call_id,
+                                json!({"prompts": [{"name": "greet"}, {"name": "wait"}]}),
+                            )
+                            .await;
+                            continue;
+                        }
+                        // `wait` (a prompt, a resource) is never answered.
+                        "prompts/get" | "resources/read" => {
+                            let what = params["name"]
+                                .as_str()
+                                .or(params["uri"].as_str())
+                                .unwrap_or_default();
+                            if !what.ends_with("wait") {
+                                answer(&peer, call_id, json!({"messages": [], "contents": []}))
+                                    .await;
+                            }
                             continue;
                         }
                         "resources/list" => {
-                            answer(&peer, call_id, json!({"resources": []})).await;
+                            let resources: Vec<Value> = ["readme", "wait"]
+                                .iter()
+                                .map(|n| json!({"uri": format!("file:///{label}/{n}"), "name": n}))
+                                .collect();
+                            answer(&peer, call_id, json!({"resources": resources})).await;
                             continue;
                         }
                         "resources/templates/list" => {
@@ -108,32 +142,63 @@ fn asker(mut peer: MemoryPeer, label: String, seen: mpsc::UnboundedSender<String
                                 .await;
                             continue;
                         }
-                        "tools/call" => match params["name"].as_str().unwrap_or_default() {
-                            "sample" => ask(
-                                "sampling/createMessage",
-                                json!({
-                                    "messages": [{"role": "user", "content": {"type": "text", "text": format!("from {label}")}}],
-                                    "maxTokens": 5
-                                }),
-                            ),
-                            "elicit" => ask(
-                                "elicitation/create",
-                                json!({
-                                    "message": "your name?",
-                                    "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"},
-                                    "city": {"type": "string", "default": "Paris"}}}
-                                }),
-                            ),
-                            "elicit_url" => ask(
-                                "elicitation/create",
-                                json!({
-                                    "mode": "url", "message": "sign in", "url": "https://example.com/x",
-                                    "elicitationId": "e1"
-                                }),
-                            ),
-                            "roots" => ask("roots/list", json!({})),
-                            _ => continue,
-                        },
+                        "tools/call" => {
+                            match params["name"].as_str().unwrap_or_default() {
+                                "sample" => ask(
+                                    "sampling/createMessage",
+                                    json!({
+                                        "messages": [{"role": "user", "content": {"type": "text", "text": format!("from {label}")}}],
+                                        "maxTokens": 5
+                                    }),
+                                ),
+                                "elicit" => ask(
+                                    "elicitation/create",
+                                    json!({
+                                        "message": "your name?",
+                                        "requestedSchema": {"type": "object", "properties": {"name": {"type": "string"},
+                                        "city": {"type": "string", "default": "Paris"}}}
+                                    }),
+                                ),
+                                "elicit_url" => ask(
+                                    "elicitation/create",
+                                    json!({
+                                        "mode": "url", "message": "sign in", "url": "https://example.com/x",
+                                        "elicitationId": "e1"
+                                    }),
+                                ),
+                                "roots" => ask("roots/list", json!({})),
+                                "sample_pending" => {
+                                    next += 1;
+                                    let id = format!("up-{next}");
+                                    request(
+                                        &peer,
+                                        &id,
+                                        "sampling/createMessage",
+                                        json!({
+                                    "messages": [], "maxTokens": 5}),
+                                    )
+                                    .await;
+                                    pending = Some((id, call_id));
+                                    continue;
+                                }
+                                "withdraw" => {
+                                    if let Some((id, call)) = pending.take() {
+                                        let mut buf = BytesMut::new();
+                                        encode_notification(
+                                            &mut buf,
+                                            "notifications/cancelled",
+                                            Some(&json!({"requestId": id})),
+                                        )
+                                        .unwrap();
+                                        let _ = peer.send_frame(buf.freeze()).await;
+                                        answer(&peer, call, json!({"content": [{"type": "text", "text": "withdrawn"}]})).await;
+                                    }
+                                    answer(&peer, call_id, json!({"content": []})).await;
+                                    continue;
+                                }
+                                _ => continue,
+                            }
+                        }
                         // A server of the 2025 era: `server/discover` (the
                         // client's probe) and anything else is unknown.
                         _ => {
@@ -490,6 +555,15 @@ async fn roots_are_the_calling_clients_or_else_every_clients_and_changes_reach_t
     bob.close().await;
     let line = next_seen(&mut seen, "a roots").await;
     assert_eq!(line, r#"a roots ["file:///alice"]"#);
+
+    // A client without roots coming and going changes nothing: the fleet
+    // is not asked to list them again.
+    let carol = raw_client(&manager, &requests, json!({"sampling": {}})).await;
+    carol.close().await.unwrap();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    while let Ok(line) = seen.try_recv() {
+        assert!(!line.starts_with("a roots"), "{line}");
+    }
     manager.close().await;
 }
 
@@ -616,6 +690,14 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
         .await
         .unwrap();
     assert_eq!(result.completion.values, ["a:file:///a/{path}:x"]);
+    // A resource's own URI goes to the server that lists it.
+    let resource = CompletionReference::Resource {
+        uri: "file:///b/readme".into(),
+    };
+    let result = within(client.complete(resource, "part", "y", None))
+        .await
+        .unwrap();
+    assert_eq!(result.completion.values, ["b:file:///b/readme:y"]);
 
     let unknown = CompletionReference::Prompt {
         name: "c__greet".into(),
@@ -663,15 +745,77 @@ async fn a_session_dropped_without_ending_is_no_longer_a_client_of_the_relay() {
     within(alice.ping()).await.unwrap();
     bob.request(1, "ping", json!({})).await;
     assert!(
-        format!("{requests:?}").contains("clients: 2"),
+        format!("{requests:?}").contains("clients: 2, entries: 2"),
         "{requests:?}"
     );
     // Bob's serving future is dropped (aborted), not ended.
     bob.served.abort();
     let _ = bob.served.await;
+    // Showing the count forgets the dead entry.
     assert!(
-        format!("{requests:?}").contains("clients: 1"),
+        format!("{requests:?}").contains("clients: 1, entries: 1"),
         "{requests:?}"
     );
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn a_request_the_server_cancels_is_withdrawn_from_the_client() {
+    let requests = ServerRequests::with_timeout(LONG);
+    let (manager, _seen) = fleet(&["a"], &requests).await;
+    let mut raw = raw_client(&manager, &requests, json!({"sampling": {}})).await;
+    raw.send(json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+        "params": {"name": "a__sample_pending", "arguments": {}}}))
+        .await;
+    let asked = raw.recv().await;
+    assert_eq!(asked["method"], "sampling/createMessage", "{asked}");
+    raw.send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "a__withdraw", "arguments": {}}}))
+        .await;
+    let mut cancelled = None;
+    let mut answered = Vec::new();
+    while cancelled.is_none() || answered.len() < 2 {
+        let message = raw.recv().await;
+        if message["method"] == "notifications/cancelled" {
+            cancelled = Some(message["params"]["requestId"].clone());
+        } else {
+            assert!(message.get("result").is_some(), "{message}");
+            answered.push(message["id"].clone());
+        }
+    }
+    assert_eq!(cancelled.as_ref(), Some(&asked["id"]));
+    answered.sort_by_key(|id| id.as_i64());
+    assert_eq!(answered, [json!(1), json!(2)]);
+    raw.close().await.unwrap();
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn a_prompt_or_resource_read_in_flight_counts_for_its_own_server_only() {
+    let requests = ServerRequests::new();
+    let (manager, _seen) = fleet(&["a", "b"], &requests).await;
+    let alice = connect(&manager, &requests, sampler("alice")).await;
+    for (method, params, to_a) in [
+        ("prompts/get", json!({"name": "a__wait"}), true),
+        ("prompts/get", json!({"name": "b__wait"}), false),
+        ("resources/read", json!({"uri": "file:///a/wait"}), true),
+        ("resources/read", json!({"uri": "file:///b/wait"}), false),
+    ] {
+        let mut bob = raw_client(&manager, &requests, json!({"sampling": {}})).await;
+        bob.send(json!({"jsonrpc": "2.0", "id": 1, "method": method, "params": params}))
+            .await;
+        // Handled in order: the request is in flight once this is answered.
+        bob.request(2, "ping", json!({})).await;
+        let text = text_of(&alice, "a__sample").await;
+        if to_a {
+            assert!(
+                text.starts_with("error -32603 2 clients"),
+                "{params}: {text}"
+            );
+        } else {
+            assert!(text.contains("alice says hi"), "{params}: {text}");
+        }
+        bob.close().await.unwrap();
+    }
     manager.close().await;
 }
