@@ -172,11 +172,15 @@ const SECTIONS: &[Section] = &[
                It answers `initialize` with the revision the client asks for when it speaks \
                it (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05), else the latest; then \
                `ping`, `tools/list|call`, `prompts/list|get`, `resources/list|read`, \
-               `resources/templates/list` and `logging/setLevel`. It relays the servers' \
+               `resources/templates/list`, `completion/complete` (asked of the server that \
+               owns the prompt or template) and `logging/setLevel`. It relays the servers' \
                progress under the client's own `progressToken`, the client's \
                `notifications/cancelled` to the upstream call, the servers' log messages \
                (logger `{server}` or `{server}/{logger}`, at or above the level the client \
-               set), and a `list_changed` when the fleet's catalogue changes. Each client's \
+               set), a `list_changed` when the fleet's catalogue changes, and the servers' \
+               sampling, elicitation and roots requests to the client whose call caused \
+               them, when it declared that capability (`docs/manager.md` says how that \
+               client is told). Each client's \
                requests run on their own tasks, at most 64 at once (one more is refused \
                with an error at once). Closing stdin ends the session: requests still \
                running are cancelled, so a script waits for its answers first (below, \

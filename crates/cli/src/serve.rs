@@ -13,7 +13,7 @@ use std::path::PathBuf;
 use mcpwire::config::ProcessEnvironment;
 use mcpwire::manager::{Manager, ServerSkip, Transports};
 use mcpwire::transport::{IoConfig, IoTransport};
-use mcpwire_serve::{HttpOptions, Server};
+use mcpwire_serve::{HttpOptions, ServeOptions, Server, ServerRequests};
 use serde_json::Value;
 
 use crate::args::Global;
@@ -56,13 +56,16 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
     }
     let transports = Transports::new()
         .map_err(|e| Failure::caused(Exit::Usage, "cannot prepare the transports", e))?;
+    // The servers' sampling, elicitation and roots requests go to the
+    // client whose call caused them.
+    let requests = ServerRequests::new();
     let manager = Manager::builder()
         .config(
             &config,
             &mcpwire::config_resolver(&ProcessEnvironment),
             &transports,
         )
-        .and_then(|b| b.build())
+        .and_then(|b| requests.install(b).build())
         .map_err(|e| Failure::caused(Exit::Usage, "cannot build the fleet", e))?;
     let report = manager
         .connect_all()
@@ -95,7 +98,10 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
             },
         );
     }
-    let server = Server::new(manager.clone());
+    let server = Server::with_options(
+        manager.clone(),
+        ServeOptions::new().server_requests(requests),
+    );
     let served = match mode {
         Mode::Http(port, token) => serve_http(&server, port, token).await,
         #[cfg(unix)]

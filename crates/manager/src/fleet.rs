@@ -58,12 +58,19 @@ pub(crate) struct Routing {
     pub(crate) roster: Arc<Roster>,
 }
 
+/// What [`ManagerBuilder::configure_client`](crate::ManagerBuilder::configure_client)
+/// keeps: a server's name and its client configuration in, the
+/// configuration to use out.
+pub(crate) type ConfigureClient = dyn Fn(&str, ClientConfig) -> ClientConfig + Send + Sync;
+
 /// The manager's settings, fixed when it is built.
 pub(crate) struct Options {
     pub(crate) rules: NameRules,
     pub(crate) debounce: Duration,
     pub(crate) startup_timeout: Duration,
     pub(crate) client_config: ClientConfig,
+    /// Adjusts each server's client configuration as its client is made.
+    pub(crate) configure_client: Option<Arc<ConfigureClient>>,
     pub(crate) hooks: Vec<Arc<dyn CallHook>>,
     /// Pinned definitions, if kept.
     pub(crate) pins: Option<PinGate>,

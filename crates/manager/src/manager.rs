@@ -13,7 +13,7 @@ use tokio::task::JoinSet;
 use crate::catalog::{RoutedPrompt, RoutedResource, RoutedTemplate, RoutedTool};
 use crate::error::Error;
 use crate::event::{Event, ServerSkip};
-use crate::fleet::{Fleet, Options};
+use crate::fleet::{ConfigureClient, Fleet, Options};
 use crate::health::Health;
 use crate::hooks::CallHook;
 use crate::naming::{Collisions, NameRules, Naming, Sanitizer};
@@ -80,6 +80,7 @@ pub struct ManagerBuilder {
     debounce: Duration,
     startup_timeout: Duration,
     client_config: ClientConfig,
+    configure_client: Option<Arc<ConfigureClient>>,
     hooks: Vec<Arc<dyn CallHook>>,
     saved: Option<SavedCatalogue>,
     renames: HashMap<String, String>,
@@ -115,6 +116,7 @@ impl ManagerBuilder {
             debounce: Duration::from_millis(200),
             startup_timeout: Duration::from_secs(30),
             client_config: ClientConfig::new().reconnect(Reconnect::new()),
+            configure_client: None,
             hooks: Vec::new(),
             saved: None,
             renames: HashMap::new(),
@@ -175,6 +177,21 @@ impl ManagerBuilder {
     /// and is lost is reconnected, its lists read again).
     pub fn client_config(mut self, config: ClientConfig) -> Self {
         self.client_config = config;
+        self
+    }
+
+    /// Adjusts each server's client configuration, given the server's
+    /// name, as its client is made (at every start and restart, reloads
+    /// included): after the server's own configuration or the fleet's, and
+    /// its request timeout. It lets one party answer the requests the
+    /// servers send their client (sampling, elicitation, roots) knowing
+    /// which server sent each, by installing handlers that carry the name,
+    /// as `mcpwire serve` does to relay them to its clients. Default: none.
+    pub fn configure_client(
+        mut self,
+        configure: impl Fn(&str, ClientConfig) -> ClientConfig + Send + Sync + 'static,
+    ) -> Self {
+        self.configure_client = Some(Arc::new(configure));
         self
     }
 
@@ -266,6 +283,7 @@ impl ManagerBuilder {
             debounce: self.debounce,
             startup_timeout: self.startup_timeout,
             client_config: self.client_config,
+            configure_client: self.configure_client,
             hooks: self.hooks,
             pins: self
                 .pins

@@ -148,7 +148,11 @@ async fn start_client(
         server: server.clone(),
         source,
     })?;
-    let client = Client::start(factory, slot.client_config(&fleet.options.client_config));
+    let mut config = slot.client_config(&fleet.options.client_config);
+    if let Some(configure) = &fleet.options.configure_client {
+        config = configure(&server, config);
+    }
+    let client = Client::start(factory, config);
     let timeout = slot
         .spec
         .policy

@@ -34,6 +34,7 @@ use tokio::net::TcpListener;
 use tokio::sync::mpsc;
 use tokio::task::AbortHandle;
 
+use crate::requests;
 use crate::session::{Server, Session};
 use crate::wire;
 
@@ -268,7 +269,7 @@ impl HttpSession {
 /// waits for room on its stream (it must arrive); progress and other
 /// notifications are dropped when their stream is full or gone.
 async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>>) {
-    while let Some(Outgoing { frame, .. }) = outgoing.recv().await {
+    while let Some(Outgoing { frame, meta, .. }) = outgoing.recv().await {
         match Message::parse(frame.clone()) {
             Ok(Message::Response(response)) => {
                 let stream = response.id.as_ref().and_then(|id| {
@@ -293,8 +294,22 @@ async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>
                     let _ = stream.try_send(frame);
                 }
             }
-            // We send no requests yet; nothing else is ours to route.
-            _ => {}
+            // A server's request relayed to the client: on the stream of
+            // the call it belongs to, as the spec asks, else on the GET
+            // stream. It must arrive, so it waits for room.
+            Ok(Message::Request(_)) => {
+                let stream = {
+                    let routes = lock(&routes);
+                    requests::related(meta.as_deref())
+                        .and_then(|id| routes.requests.get(&id))
+                        .or(routes.standalone.as_ref())
+                        .cloned()
+                };
+                if let Some(stream) = stream {
+                    let _ = stream.send(frame).await;
+                }
+            }
+            Err(_) => {}
         }
     }
 }

@@ -9,7 +9,8 @@
 //! fleet's catalogue under its public names (`tools/list`, `tools/call`,
 //! `prompts/list`, `prompts/get`, `resources/list`, `resources/read`,
 //! `resources/templates/list`), each call routed by the manager with its
-//! filters, pins and hooks.
+//! filters, pins and hooks, and `completion/complete` asked of the server
+//! that owns the prompt or template.
 //!
 //! [`Server::serve_http`] serves Streamable HTTP on a loopback listener
 //! (sessions, a bearer token, `Origin` and `Host` checks), and on Unix
@@ -21,7 +22,10 @@
 //! `progressToken`; a change of the fleet's catalogue is a `list_changed`
 //! notification; the servers' log messages reach the client as
 //! `notifications/message`, the logger named after the server, at or above
-//! the level the client set.
+//! the level the client set. With [`ServerRequests`] (given to both the
+//! fleet's builder and [`ServeOptions::server_requests`]), the servers'
+//! sampling, elicitation and roots requests go to the client whose call
+//! caused them, and its answer back.
 //!
 //! Limits, so a client cannot make us hold unbounded work: each request
 //! runs on its own task, at most
@@ -46,7 +50,9 @@
 mod error;
 mod wire;
 mod methods;
+mod complete;
 mod relay;
+mod requests;
 mod session;
 mod http;
 #[cfg(unix)]
@@ -55,4 +61,5 @@ mod unix;
 pub use error::ServeError;
 pub use http::{HttpOptions, generate_token};
 pub use methods::SUPPORTED_VERSIONS;
+pub use requests::ServerRequests;
 pub use session::{ServeOptions, Server};

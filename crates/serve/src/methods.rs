@@ -47,7 +47,8 @@ pub(crate) fn initialize_result(version: &str, name: &str, instructions: Option<
             "tools": {"listChanged": true},
             "prompts": {"listChanged": true},
             "resources": {"listChanged": true},
-            "logging": {}
+            "logging": {},
+            "completions": {}
         },
         "serverInfo": {"name": name, "version": env!("CARGO_PKG_VERSION")}
     });

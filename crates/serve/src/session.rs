@@ -16,9 +16,11 @@ use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
+use crate::complete;
 use crate::error::ServeError;
 use crate::methods::{self, CallParams, InitializeParams, ProgressToken, SetLevel};
 use crate::relay::{self, LogLevel};
+use crate::requests::{self, Peer, ServerRequests};
 use crate::wire::{self, Outcome};
 
 /// How a [`Server`] serves each client.
@@ -28,6 +30,7 @@ pub struct ServeOptions {
     max_in_flight: usize,
     name: String,
     instructions: Option<String>,
+    requests: Option<ServerRequests>,
 }
 
 impl Default for ServeOptions {
@@ -36,6 +39,7 @@ impl Default for ServeOptions {
             max_in_flight: 64,
             name: "mcpwire-serve".to_owned(),
             instructions: None,
+            requests: None,
         }
     }
 }
@@ -59,6 +63,17 @@ impl ServeOptions {
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
+        self
+    }
+
+    /// Relays the fleet's server requests (sampling, elicitation, roots)
+    /// to the clients served, through `requests`, which must also be
+    /// [installed](ServerRequests::install) in the fleet's builder.
+    /// Default: none (the fleet's servers are not offered those
+    /// capabilities).
+    #[must_use]
+    pub fn server_requests(mut self, requests: ServerRequests) -> Self {
+        self.requests = Some(requests);
         self
     }
 
@@ -148,6 +163,8 @@ pub(crate) struct Session {
     log_level: Arc<LogLevel>,
     /// The relays' tasks, aborted when the session ends.
     relays: Mutex<Vec<tokio::task::AbortHandle>>,
+    /// The client as the relay of server requests sees it, if relayed.
+    peer: Option<Arc<Peer>>,
 }
 
 impl Session {
@@ -157,12 +174,17 @@ impl Session {
         let session = Arc::new(Session {
             manager: server.manager.clone(),
             options: server.options.clone(),
-            sender,
+            sender: sender.clone(),
             running: Mutex::new(HashMap::new()),
             slots: Arc::new(Semaphore::new(server.options.max_in_flight)),
             initialized: CancellationToken::new(),
             log_level: Arc::default(),
             relays: Mutex::new(Vec::new()),
+            peer: server
+                .options
+                .requests
+                .as_ref()
+                .map(|r| r.join(sender.clone())),
         });
         let relays = vec![
             tokio::spawn(relay::list_changed(
@@ -197,6 +219,11 @@ impl Session {
         {
             relay.abort();
         }
+        if let Some(peer) = &self.peer
+            && peer.leave()
+        {
+            requests::roots_changed(&self.manager);
+        }
         self.cancel_all();
     }
 
@@ -212,8 +239,12 @@ impl Session {
         match Message::parse(frame) {
             Ok(Message::Request(request)) => self.on_request(request).await,
             Ok(Message::Notification(n)) => self.on_notification(&n),
-            // We send no requests yet, so no answer is awaited.
-            Ok(Message::Response(_)) => {}
+            // An answer to a server request relayed to the client.
+            Ok(Message::Response(response)) => {
+                if let Some(peer) = &self.peer {
+                    peer.answered(response);
+                }
+            }
             Err(e) => {
                 let code = match e {
                     mcpwire_codec::jsonrpc::EnvelopeError::Json(_) => ErrorCode::PARSE_ERROR,
@@ -288,8 +319,17 @@ impl Session {
         let manager = &self.manager;
         let params = request.params.as_ref();
         let quick = |outcome: Outcome| Some(outcome);
+        // Counted as in flight to its server while it runs, so that
+        // server's requests can be relayed to this client.
+        let _calling = self.peer.as_ref().and_then(|peer| {
+            let server = requests::upstream_server(manager, request)?;
+            Some(peer.calling(server, &request.id))
+        });
         match request.method.as_str() {
             "initialize" => quick(methods::params::<InitializeParams>(params).map(|p| {
+                if let Some(peer) = &self.peer {
+                    peer.initialize(params);
+                }
                 let version = methods::negotiate(Some(&p.protocol_version));
                 methods::initialize_result(
                     version,
@@ -321,6 +361,12 @@ impl Session {
             "prompts/get" => {
                 tokio::select! {
                     outcome = methods::get_prompt(manager, params) => Some(outcome),
+                    () = cancel.cancelled() => None,
+                }
+            }
+            "completion/complete" => {
+                tokio::select! {
+                    outcome = complete::complete(manager, params) => Some(outcome),
                     () = cancel.cancelled() => None,
                 }
             }
@@ -361,8 +407,13 @@ impl Session {
     }
 
     fn on_notification(&self, notification: &Notification) {
+        if let Some(peer) = &self.peer
+            && requests::changes_roots(peer, &notification.method)
+        {
+            requests::roots_changed(&self.manager);
+        }
         if notification.method != "notifications/cancelled" {
-            // `initialized`, `roots/list_changed`, progress: nothing to do.
+            // Anything else (progress): nothing more to do.
             return;
         }
         #[derive(Deserialize)]
