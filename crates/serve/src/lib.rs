@@ -11,8 +11,15 @@
 //! `resources/templates/list`), each call routed by the manager with its
 //! filters, pins and hooks.
 //!
+//! Both eras, per request: a request whose `_meta` declares the stateless
+//! revision (2026-07-28, [`MODERN_VERSIONS`]) is served without
+//! `initialize`, `server/discover` says what we speak, and that era's
+//! requests get no `ping` or `logging/setLevel` (method not found) and its
+//! revision's error for a version we do not speak (`-32022`).
+//!
 //! [`Server::serve_http`] serves Streamable HTTP on a loopback listener
-//! (sessions, a bearer token, `Origin` and `Host` checks), and on Unix
+//! (sessions for the `initialize` era, none for the stateless one, a
+//! bearer token, `Origin` and `Host` checks), and on Unix
 //! `Server::serve_unix` (Unix only) serves each connection of a Unix socket as one
 //! client.
 //!
@@ -48,11 +55,13 @@ mod wire;
 mod methods;
 mod relay;
 mod session;
+mod body;
+mod stateless;
 mod http;
 #[cfg(unix)]
 mod unix;
 
 pub use error::ServeError;
 pub use http::{HttpOptions, generate_token};
-pub use methods::SUPPORTED_VERSIONS;
+pub use methods::{MODERN_VERSIONS, SUPPORTED_VERSIONS};
 pub use session::{ServeOptions, Server};
