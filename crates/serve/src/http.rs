@@ -471,10 +471,35 @@ fn get(req: &Request<Incoming>, session: &HttpSession) -> Response<Answer> {
     sse(Events::new(rx, None))
 }
 
-/// True if the `MCP-Protocol-Version` header names a stateless revision
-/// we speak.
-fn says_stateless(req: &Request<Incoming>) -> bool {
-    header_str(req, "mcp-protocol-version").is_some_and(|v| methods::modern_version(v).is_some())
+/// What the `MCP-Protocol-Version` header says of a POST.
+enum VersionHeader {
+    /// No header (a 2025 client before `initialize`, or of 2025-03-26).
+    Absent,
+    /// A revision of the `initialize` era we speak.
+    Legacy,
+    /// A stateless revision we speak.
+    Stateless,
+    /// A revision we do not speak, or not a text value: the spec of both
+    /// eras asks for a `400`.
+    Unspoken(Value),
+}
+
+fn version_header(req: &Request<Incoming>) -> VersionHeader {
+    let Some(raw) = req.headers().get("mcp-protocol-version") else {
+        return VersionHeader::Absent;
+    };
+    let Ok(text) = raw.to_str() else {
+        return VersionHeader::Unspoken(Value::String(
+            String::from_utf8_lossy(raw.as_bytes()).into_owned(),
+        ));
+    };
+    if methods::modern_version(text).is_some() {
+        VersionHeader::Stateless
+    } else if methods::SUPPORTED_VERSIONS.contains(&text) {
+        VersionHeader::Legacy
+    } else {
+        VersionHeader::Unspoken(Value::String(text.to_owned()))
+    }
 }
 
 /// POST: one message. A request declaring a stateless revision is served
@@ -483,7 +508,7 @@ fn says_stateless(req: &Request<Incoming>) -> bool {
 async fn post(endpoint: &Endpoint, req: Request<Incoming>, id: Option<String>) -> Response<Answer> {
     let wants_sse =
         header_str(&req, header::ACCEPT).is_some_and(|a| a.contains("text/event-stream"));
-    let stateless_header = says_stateless(&req);
+    let version = version_header(&req);
     let (parts, body) = req.into_parts();
     let body = match Limited::new(body, endpoint.options.max_body)
         .collect()
@@ -499,6 +524,18 @@ async fn post(endpoint: &Endpoint, req: Request<Incoming>, id: Option<String>) -
             return rpc_error(StatusCode::BAD_REQUEST, None, error);
         }
     };
+    if let VersionHeader::Unspoken(asked) = &version {
+        let id = match &message {
+            Message::Request(request) => Some(&request.id),
+            _ => None,
+        };
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            methods::unsupported_version(asked),
+        );
+    }
+    let stateless_header = matches!(version, VersionHeader::Stateless);
     if let Message::Request(request) = &message {
         match methods::era_of(&request.method, request.params.as_ref()) {
             Ok(Some(version)) => {
@@ -514,7 +551,8 @@ async fn post(endpoint: &Endpoint, req: Request<Incoming>, id: Option<String>) -
                 .await;
             }
             Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), error),
-            Ok(None) if stateless_header && id.is_none() => {
+            // `initialize` selects the 2025 era whatever the header says.
+            Ok(None) if stateless_header && id.is_none() && request.method != "initialize" => {
                 let error = ErrorObject::new(
                     methods::HEADER_MISMATCH,
                     "header mismatch: MCP-Protocol-Version names a stateless revision, the body's _meta none",

@@ -23,12 +23,14 @@
 //! `Server::serve_unix` (Unix only) serves each connection of a Unix socket as one
 //! client.
 //!
-//! What it relays: the client's `notifications/cancelled` cancels the
+//! What it relays: the client's `notifications/cancelled` (or, for a
+//! stateless request over HTTP, its closed answer stream) cancels the
 //! upstream call; upstream progress reaches the client under its own
-//! `progressToken`; a change of the fleet's catalogue is a `list_changed`
-//! notification; the servers' log messages reach the client as
-//! `notifications/message`, the logger named after the server, at or above
-//! the level the client set.
+//! `progressToken`; to a client of the `initialize` era, a change of the
+//! fleet's catalogue is a `list_changed` notification and the servers' log
+//! messages reach it as `notifications/message`, the logger named after
+//! the server, at or above the level the client set (the stateless era
+//! gets neither: there is no `subscriptions/listen` yet).
 //!
 //! Limits, so a client cannot make us hold unbounded work: each request
 //! runs on its own task, at most

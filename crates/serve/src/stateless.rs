@@ -99,6 +99,8 @@ fn expect(headers: &HeaderMap, name: &str, body: &str) -> Result<(), ErrorObject
     let Some(raw) = headers.get(name) else {
         return Err(mismatch(format!("the {name} header is missing")));
     };
+    // Whitespace around a field value is not part of it (RFC 9110, 5.5):
+    // hyper's parser has taken it off already.
     let Some(given) = raw.to_str().ok().and_then(decode) else {
         return Err(mismatch(format!("the {name} header is not a valid value")));
     };

@@ -182,6 +182,35 @@ async fn header_fields_that_do_not_match_the_body_are_refused() {
         (400, json!(-32020))
     );
 
+    // `initialize` is the 2025 era's whatever the header says: a session.
+    let init = json!({"jsonrpc": "2.0", "id": 4, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let answer = send(addr, "POST", &headers("initialize", None), &init).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert!(answer.header("mcp-session-id").is_some());
+    // A stateless client's notification belongs to no session: accepted,
+    // while one without the stateless header still needs a session.
+    let note = json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 1}})
+    .to_string();
+    let answer = send(
+        addr,
+        "POST",
+        &headers("notifications/cancelled", None),
+        &note,
+    )
+    .await;
+    assert_eq!(answer.status, 202, "{}", answer.body);
+    let answer = send(addr, "POST", &[("Authorization", BEARER)], &note).await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+
+    // Whitespace around a value is not part of it.
+    let padded = headers("tools/call", Some("  b__add  "));
+    let answer = send(addr, "POST", &padded, &call).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
+
     // The name as the base64 sentinel is decoded first: `b__add`.
     let encoded = headers("tools/call", Some("=?base64?Yl9fYWRk?="));
     let answer = send(addr, "POST", &encoded, &call).await;
@@ -219,6 +248,34 @@ async fn an_unknown_method_is_a_404_and_an_unspoken_version_a_400_both_json_rpc(
     assert_eq!(error["code"], -32022);
     assert_eq!(error["data"]["supported"][0], V);
     assert_eq!(error["data"]["requested"], "2099-01-01");
+
+    // A 2025 session's request naming a version we do not speak is refused
+    // the same way, before and after `initialize`.
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}})
+    .to_string();
+    let legacy = [("Authorization", BEARER), ("Accept", "application/json")];
+    let session = send(addr, "POST", &legacy, &init).await;
+    let session = session.header("mcp-session-id").unwrap().to_owned();
+    let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}).to_string();
+    for with_session in [false, true] {
+        let mut h = legacy.to_vec();
+        h.push(("MCP-Protocol-Version", "2000-01-01"));
+        if with_session {
+            h.push(("Mcp-Session-Id", session.as_str()));
+        }
+        let answer = send(addr, "POST", &h, &list).await;
+        assert_eq!(answer.status, 400, "{}", answer.body);
+        assert_eq!(answer.json()["error"]["code"], -32022, "{}", answer.body);
+        assert_eq!(answer.json()["id"], 2);
+    }
+    // The version the session negotiated is spoken: answered.
+    let mut h = legacy.to_vec();
+    h.push(("MCP-Protocol-Version", "2025-11-25"));
+    h.push(("Mcp-Session-Id", session.as_str()));
+    let answer = send(addr, "POST", &h, &list).await;
+    assert_eq!(answer.status, 200, "{}", answer.body);
     fleet.manager.close().await;
 }
 
