@@ -10,7 +10,7 @@ use bytes::{Bytes, BytesMut};
 use http::{HeaderValue, Response, StatusCode, header};
 use http_body_util::Full;
 use hyper::body::{Body, Frame};
-use mcpwire_codec::jsonrpc::{ErrorObject, Id, Message};
+use mcpwire_codec::jsonrpc::{ErrorObject, Id};
 use mcpwire_transport::{FrameKind, Outgoing};
 use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
@@ -66,14 +66,11 @@ impl Drop for Owner {
     }
 }
 
-/// True if `out` is an answer (a result or an error). A frame whose sender
-/// did not say what it is is read.
+/// True if `out` is an answer (a result or an error). Every frame on a
+/// request's stream says what it is: the session's own, and those the
+/// router read because their sender did not say.
 pub(crate) fn is_answer(out: &Outgoing) -> bool {
-    match out.kind {
-        FrameKind::Response { .. } => true,
-        FrameKind::Unknown => matches!(Message::parse(out.frame.clone()), Ok(Message::Response(_))),
-        _ => false,
-    }
+    matches!(out.kind, FrameKind::Response { .. })
 }
 
 impl Body for Answer {
@@ -109,7 +106,8 @@ impl Body for Answer {
     fn is_end_stream(&self) -> bool {
         match self {
             Answer::Whole(full) => full.is_end_stream(),
-            Answer::Events(events) => events.answered,
+            // The stream ends when `poll_frame` says so, after the answer.
+            Answer::Events(_) => false,
         }
     }
 

@@ -289,16 +289,12 @@ impl HttpSession {
 /// Sends each outgoing frame of a session where it belongs. An answer
 /// waits for room on its stream (it must arrive); progress and other
 /// notifications are dropped when their stream is full or gone. What a
-/// frame is comes with it; only a progress notification is read (for its
-/// token), and a frame whose sender did not say what it is.
+/// frame is comes with it; only a progress notification is read, for its
+/// token.
 async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>>) {
     while let Some(out) = outgoing.recv().await {
-        let kind = match &out.kind {
-            FrameKind::Unknown => kind_of(&out.frame),
-            kind => Some(kind.clone()),
-        };
-        match kind {
-            Some(FrameKind::Response { id }) => {
+        match out.kind.clone() {
+            FrameKind::Response { id } => {
                 let stream = {
                     let mut routes = lock(&routes);
                     routes.tokens.retain(|_, request| *request != id);
@@ -308,7 +304,7 @@ async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>
                     let _ = stream.send(out).await;
                 }
             }
-            Some(FrameKind::Notification { method }) => {
+            FrameKind::Notification { method } => {
                 let routes = lock(&routes);
                 let stream = if method == "notifications/progress" {
                     progress_token_of(&out.frame)
@@ -321,23 +317,10 @@ async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>
                     let _ = stream.try_send(out);
                 }
             }
-            // We send no requests yet; nothing else is ours to route.
+            // We send no requests yet, and every frame a session sends says
+            // what it is (an answer to no id has no stream to go to).
             _ => {}
         }
-    }
-}
-
-/// What an unlabelled frame is, read from it.
-fn kind_of(frame: &bytes::Bytes) -> Option<FrameKind> {
-    match Message::parse(frame.clone()).ok()? {
-        Message::Response(r) => Some(FrameKind::Response { id: r.id? }),
-        Message::Notification(n) => Some(FrameKind::Notification {
-            method: n.method.into(),
-        }),
-        Message::Request(r) => Some(FrameKind::Request {
-            id: r.id,
-            method: r.method.into(),
-        }),
     }
 }
 
@@ -353,8 +336,14 @@ fn progress_token_of(frame: &[u8]) -> Option<String> {
         #[serde(rename = "progressToken")]
         token: Value,
     }
-    let token = serde_json::from_slice::<Note>(frame).ok()?.params.token;
-    (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.to_string())
+    // Whatever it is, it finds only a token a request registered.
+    Some(
+        serde_json::from_slice::<Note>(frame)
+            .ok()?
+            .params
+            .token
+            .to_string(),
+    )
 }
 
 /// The `progressToken` of a request's `_meta` or of a progress

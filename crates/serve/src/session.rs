@@ -307,10 +307,15 @@ impl Session {
             )));
         }
         let mut outcome = self.dispatch(request, cancel).await?;
-        if (modern || method == "server/discover")
-            && let Ok(result) = &mut outcome
-        {
-            methods::stateless_result(method, &self.options.name, result);
+        match &mut outcome {
+            Ok(result) if modern || method == "server/discover" => {
+                methods::stateless_result(method, &self.options.name, result);
+            }
+            // The stateless revision says "not found" with invalid params.
+            Err(error) if modern && error.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                error.code = ErrorCode::INVALID_PARAMS;
+            }
+            _ => {}
         }
         Some(outcome)
     }

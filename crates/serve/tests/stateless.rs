@@ -231,6 +231,21 @@ async fn the_stateless_era_has_no_ping_or_set_level_and_names_the_versions_it_sp
         .await;
     assert_eq!(odd["error"]["code"], -32022, "{odd}");
 
+    // An unknown resource is invalid params in the stateless era, and
+    // still -32002 in the other.
+    let read = raw
+        .request(
+            7,
+            "resources/read",
+            json!({"uri": "x:/a", "_meta": meta("2026-07-28")}),
+        )
+        .await;
+    assert_eq!(read["error"]["code"], -32602, "{read}");
+    let read = raw
+        .request(8, "resources/read", json!({"uri": "x:/a"}))
+        .await;
+    assert_eq!(read["error"]["code"], -32002, "{read}");
+
     // Without a stateless `_meta`, `ping` is the `initialize` era's.
     let pong = raw.request(6, "ping", json!({})).await;
     assert_eq!(pong["result"], json!({}), "{pong}");

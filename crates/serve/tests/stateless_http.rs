@@ -206,6 +206,29 @@ async fn header_fields_that_do_not_match_the_body_are_refused() {
     let answer = send(addr, "POST", &[("Authorization", BEARER)], &note).await;
     assert_eq!(answer.status, 400, "{}", answer.body);
 
+    // A read names its URI in `Mcp-Name`.
+    let read = request(5, "resources/read", json!({"uri": "x:/a"}), V);
+    let answer = send(
+        addr,
+        "POST",
+        &headers("resources/read", Some("x:/b")),
+        &read,
+    )
+    .await;
+    assert_eq!(answer.status, 400, "{}", answer.body);
+    assert_eq!(answer.json()["error"]["code"], -32020);
+    let answer = send(
+        addr,
+        "POST",
+        &headers("resources/read", Some("x:/a")),
+        &read,
+    )
+    .await;
+    // Past the headers: the fleet has no such resource, which the
+    // stateless revision says with invalid params (not -32002).
+    assert_eq!(answer.status, 200, "{}", answer.body);
+    assert_eq!(answer.json()["error"]["code"], -32602, "{}", answer.body);
+
     // Whitespace around a value is not part of it.
     let padded = headers("tools/call", Some("  b__add  "));
     let answer = send(addr, "POST", &padded, &call).await;
