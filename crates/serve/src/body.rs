@@ -102,15 +102,8 @@ impl Body for Answer {
         }
     }
 
-    // A whole body says its length (a `Content-Length`, not chunks).
-    fn is_end_stream(&self) -> bool {
-        match self {
-            Answer::Whole(full) => full.is_end_stream(),
-            // The stream ends when `poll_frame` says so, after the answer.
-            Answer::Events(_) => false,
-        }
-    }
-
+    // A whole body says its length (a `Content-Length`, not chunks) by its
+    // exact size hint; a stream ends when `poll_frame` says so.
     fn size_hint(&self) -> hyper::body::SizeHint {
         match self {
             Answer::Whole(full) => full.size_hint(),

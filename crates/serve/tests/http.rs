@@ -180,6 +180,8 @@ async fn a_request_is_answered_on_its_own_sse_stream() {
     )
     .await;
     assert_eq!(answer.header("content-type"), Some("text/event-stream"));
+    // A buffering proxy must not hold the progress back.
+    assert_eq!(answer.header("x-accel-buffering"), Some("no"));
     let data = answer
         .body
         .lines()

@@ -101,6 +101,9 @@ async fn a_stateless_request_makes_no_session_and_uses_none_of_the_bound() {
         .await;
         assert_eq!(answer.status, 200, "{}", answer.body);
         assert_eq!(answer.header("mcp-session-id"), None);
+        // A whole answer says its length rather than coming in chunks.
+        let length: usize = answer.header("content-length").unwrap().parse().unwrap();
+        assert_eq!(length, answer.body.len());
         assert_eq!(
             answer.json()["result"]["tools"].as_array().unwrap().len(),
             3
