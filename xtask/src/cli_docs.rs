@@ -173,12 +173,15 @@ const SECTIONS: &[Section] = &[
                it (2025-11-25, 2025-06-18, 2025-03-26, 2024-11-05), else the latest; then \
                `ping`, `tools/list|call`, `prompts/list|get`, `resources/list|read`, \
                `resources/templates/list`, `completion/complete` (asked of the server that \
-               owns the prompt or template) and `logging/setLevel`. It relays the servers' \
+               owns the prompt or template) and `logging/setLevel`. A client of the stateless \
+               revision (2026-07-28) needs no `initialize`: `server/discover` answers it, \
+               and each request is served as its `_meta` declares (that era has no `ping` \
+               or `logging/setLevel`). It relays the servers' \
                progress under the client's own `progressToken`, the client's \
                `notifications/cancelled` to the upstream call, the servers' log messages \
                (logger `{server}` or `{server}/{logger}`, at or above the level the client \
                set), a `list_changed` when the fleet's catalogue changes, and the servers' \
-               sampling, elicitation and roots requests to the client whose call caused \
+               sampling, elicitation and roots requests to the client of the 2025 revisions whose call caused \
                them, when it declared that capability (`docs/manager.md` says how that \
                client is told). Each client's \
                requests run on their own tasks, at most 64 at once (one more is refused \
@@ -189,7 +192,9 @@ const SECTIONS: &[Section] = &[
                (`--port`, else a free one; the URL is the first line on stdout): sessions by \
                `Mcp-Session-Id`, answers as SSE (progress, then the answer) or JSON, a GET \
                stream for log messages and `list_changed`, DELETE to end a session, at most \
-               64 sessions, each ended after 10 minutes idle. Every request must carry \
+               64 sessions, each ended after 10 minutes idle. A request of the stateless \
+               revision gets no session and counts against none: it is answered on its own \
+               stream, which it cancels by closing. Every request must carry \
                `Authorization: Bearer TOKEN`: `--token`, or `$MCPWIRE_SERVE_TOKEN` (not \
                shown to other users by `ps`), else a random one printed once on stdout after \
                the URL, where only whoever started `serve` reads it (never on stderr, where \
@@ -200,8 +205,8 @@ const SECTIONS: &[Section] = &[
                command a call on that live fleet: the servers are started once, not at \
                every command. A socket file whose `serve` is gone is replaced; one still \
                served is not.\
-               \n\nNot yet: the 2026-07-28 revision to its own clients (they fall back to \
-               `initialize`), passing the servers' requests (sampling, elicitation, roots) \
+               \n\nNot yet: `subscriptions/listen` (a stateless client hears no \
+               `list_changed` and no log messages), passing the servers' requests (sampling, elicitation, roots) \
                to the client that caused them (the fleet's servers are not offered them), \
                named sessions, and `completion/complete`.",
         commands: &[

@@ -1,12 +1,17 @@
-//! Streamable HTTP (the 2025 revisions) on a loopback listener: every
-//! client gets its own [`Session`] behind an `Mcp-Session-Id`.
+//! Streamable HTTP on a loopback listener, in both eras on one endpoint.
 //!
-//! A POSTed request is answered on its own response: an SSE stream with
-//! the request's progress and then its answer (or the answer alone as
-//! JSON, for a client that does not accept SSE). A notification or a
-//! response gets `202 Accepted`. GET opens the session's stream for what
-//! belongs to no request (`list_changed`, log messages); DELETE ends the
-//! session.
+//! The `initialize` era (2025 revisions): every client gets its own
+//! [`Session`] behind an `Mcp-Session-Id`. A POSTed request is answered on
+//! its own response: an SSE stream with the request's progress and then
+//! its answer (or the answer alone as JSON, for a client that does not
+//! accept SSE). A notification or a response gets `202 Accepted`. GET
+//! opens the session's stream for what belongs to no request
+//! (`list_changed`, log messages); DELETE ends the session.
+//!
+//! The stateless era (2026-07-28): a request whose `_meta` declares the
+//! revision is served on its own (`crate::stateless`), whatever session
+//! header it carries: no session is made or named, none of the session
+//! bound is used.
 //!
 //! Every request must carry `Authorization: Bearer <token>` (compared in
 //! constant time) and, from a browser, an `Origin` and `Host` on the
@@ -15,27 +20,28 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::pin::Pin;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::task::{Context, Poll};
 use std::time::{Duration, Instant};
 
-use bytes::{Bytes, BytesMut};
 use http::{HeaderValue, Method, Request, Response, StatusCode, header};
-use http_body_util::{BodyExt, Full, Limited};
-use hyper::body::{Body, Frame, Incoming};
+use http_body_util::{BodyExt, Limited};
+use hyper::body::Incoming;
 use hyper::service::service_fn;
 use hyper_util::rt::{TokioExecutor, TokioIo};
 use hyper_util::server::conn::auto;
 use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject, Id, Message};
-use mcpwire_transport::{FrameSender, Outgoing};
+use mcpwire_transport::{FrameKind, FrameSender, Outgoing};
+use serde::Deserialize;
 use serde_json::Value;
 use tokio::net::TcpListener;
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use tokio::task::AbortHandle;
 
+use crate::body::{Answer, Events, rpc_error, sse, status, whole_answer};
+use crate::methods;
 use crate::requests;
 use crate::session::{Server, Session};
+use crate::stateless;
 use crate::wire;
 
 /// The header naming a session.
@@ -50,6 +56,7 @@ const STREAM_QUEUE: usize = 32;
 pub struct HttpOptions {
     token: String,
     max_sessions: usize,
+    max_stateless: usize,
     idle: Duration,
     max_body: usize,
 }
@@ -60,6 +67,7 @@ impl std::fmt::Debug for HttpOptions {
         f.debug_struct("HttpOptions")
             .field("token", &"<redacted>")
             .field("max_sessions", &self.max_sessions)
+            .field("max_stateless", &self.max_stateless)
             .field("idle", &self.idle)
             .field("max_body", &self.max_body)
             .finish()
@@ -69,11 +77,13 @@ impl std::fmt::Debug for HttpOptions {
 impl HttpOptions {
     /// Requests must carry `Authorization: Bearer {token}`. At most 64
     /// sessions, each ended after 10 minutes without a request or an open
-    /// stream; bodies up to 4 MiB.
+    /// stream; at most 256 stateless requests running at once; bodies up
+    /// to 4 MiB.
     pub fn new(token: impl Into<String>) -> Self {
         Self {
             token: token.into(),
             max_sessions: 64,
+            max_stateless: 256,
             idle: Duration::from_secs(600),
             max_body: 4 << 20,
         }
@@ -84,6 +94,15 @@ impl HttpOptions {
     #[must_use]
     pub fn max_sessions(mut self, n: usize) -> Self {
         self.max_sessions = n.max(1);
+        self
+    }
+
+    /// How many requests of the stateless era may run at once over the
+    /// whole endpoint (at least one); one more is answered `503 Service
+    /// Unavailable`. They hold no session, so this is their only bound.
+    #[must_use]
+    pub fn max_stateless_requests(mut self, n: usize) -> Self {
+        self.max_stateless = n.max(1);
         self
     }
 
@@ -128,6 +147,7 @@ impl Server {
         let endpoint = Arc::new(Endpoint {
             server: self.clone(),
             expected: format!("Bearer {}", options.token).into_bytes(),
+            stateless: Arc::new(Semaphore::new(options.max_stateless)),
             options,
             sessions: Mutex::new(HashMap::new()),
         });
@@ -174,6 +194,8 @@ struct Endpoint {
     options: HttpOptions,
     /// `Bearer {token}`, as the header must read.
     expected: Vec<u8>,
+    /// The places of the stateless requests running.
+    stateless: Arc<Semaphore>,
     sessions: Mutex<HashMap<String, Arc<HttpSession>>>,
 }
 
@@ -223,10 +245,10 @@ struct HttpSession {
 /// stream of the POST that carried it, anything else to the GET stream.
 #[derive(Default)]
 struct Routes {
-    requests: HashMap<Id, mpsc::Sender<Bytes>>,
+    requests: HashMap<Id, mpsc::Sender<Outgoing>>,
     /// Progress tokens (as JSON text) to the request that carried them.
     tokens: HashMap<String, Id>,
-    standalone: Option<mpsc::Sender<Bytes>>,
+    standalone: Option<mpsc::Sender<Outgoing>>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -267,51 +289,77 @@ impl HttpSession {
 
 /// Sends each outgoing frame of a session where it belongs. An answer
 /// waits for room on its stream (it must arrive); progress and other
-/// notifications are dropped when their stream is full or gone.
+/// notifications are dropped when their stream is full or gone. What a
+/// frame is comes with it; only a progress notification is read, for its
+/// token.
 async fn route(mut outgoing: mpsc::Receiver<Outgoing>, routes: Arc<Mutex<Routes>>) {
-    while let Some(Outgoing { frame, meta, .. }) = outgoing.recv().await {
-        match Message::parse(frame.clone()) {
-            Ok(Message::Response(response)) => {
-                let stream = response.id.as_ref().and_then(|id| {
+    while let Some(out) = outgoing.recv().await {
+        match out.kind.clone() {
+            FrameKind::Response { id } => {
+                let stream = {
                     let mut routes = lock(&routes);
-                    routes.tokens.retain(|_, request| request != id);
-                    routes.requests.remove(id)
-                });
+                    routes.tokens.retain(|_, request| *request != id);
+                    routes.requests.remove(&id)
+                };
                 if let Some(stream) = stream {
-                    let _ = stream.send(frame).await;
+                    let _ = stream.send(out).await;
                 }
             }
-            Ok(Message::Notification(n)) => {
+            FrameKind::Notification { method } => {
                 let routes = lock(&routes);
-                let stream = if n.method == "notifications/progress" {
-                    progress_token(n.params.as_ref())
+                let stream = if method == "notifications/progress" {
+                    progress_token_of(&out.frame)
                         .and_then(|t| routes.tokens.get(&t))
                         .and_then(|id| routes.requests.get(id))
                 } else {
                     routes.standalone.as_ref()
                 };
                 if let Some(stream) = stream {
-                    let _ = stream.try_send(frame);
+                    let _ = stream.try_send(out);
                 }
             }
             // A server's request relayed to the client: on the stream of
             // the call it belongs to, as the spec asks, else on the GET
             // stream. It must arrive, so it waits for room.
-            Ok(Message::Request(_)) => {
+            FrameKind::Request { .. } => {
                 let stream = {
                     let routes = lock(&routes);
-                    requests::related(meta.as_deref())
+                    requests::related(out.meta.as_deref())
                         .and_then(|id| routes.requests.get(&id))
                         .or(routes.standalone.as_ref())
                         .cloned()
                 };
                 if let Some(stream) = stream {
-                    let _ = stream.send(frame).await;
+                    let _ = stream.send(out).await;
                 }
             }
-            Err(_) => {}
+            // Every frame a session sends says what it is (an answer to no
+            // id has no stream to go to).
+            _ => {}
         }
     }
+}
+
+/// The `progressToken` of a progress notification's frame, as JSON text:
+/// only the token is decoded, the rest skipped.
+fn progress_token_of(frame: &[u8]) -> Option<String> {
+    #[derive(Deserialize)]
+    struct Note {
+        params: Params,
+    }
+    #[derive(Deserialize)]
+    struct Params {
+        #[serde(rename = "progressToken")]
+        token: Value,
+    }
+    // Whatever it is, it finds only a token a request registered.
+    Some(
+        serde_json::from_slice::<Note>(frame)
+            .ok()?
+            .params
+            .token
+            .to_string(),
+    )
 }
 
 /// The `progressToken` of a request's `_meta` or of a progress
@@ -322,67 +370,6 @@ fn progress_token(params: Option<&mcpwire_codec::jsonrpc::Payload>) -> Option<St
         .get("progressToken")
         .or_else(|| value.get("_meta")?.get("progressToken"))?;
     (token.is_string() || token.is_i64() || token.is_u64()).then(|| token.to_string())
-}
-
-/// A response body: whole, or frames sent as SSE events as they come.
-enum Answer {
-    Whole(Full<Bytes>),
-    Events(mpsc::Receiver<Bytes>),
-}
-
-impl Body for Answer {
-    type Data = Bytes;
-    type Error = Infallible;
-
-    fn poll_frame(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
-        match self.get_mut() {
-            Answer::Whole(full) => Pin::new(full).poll_frame(cx),
-            Answer::Events(rx) => rx.poll_recv(cx).map(|frame| {
-                frame.map(|frame| {
-                    let mut event = BytesMut::with_capacity(frame.len() + 24);
-                    event.extend_from_slice(b"event: message\ndata: ");
-                    event.extend_from_slice(&frame);
-                    event.extend_from_slice(b"\n\n");
-                    Ok(Frame::data(event.freeze()))
-                })
-            }),
-        }
-    }
-
-    // A whole body says its length (a `Content-Length`, not chunks).
-    fn is_end_stream(&self) -> bool {
-        match self {
-            Answer::Whole(full) => full.is_end_stream(),
-            Answer::Events(_) => false,
-        }
-    }
-
-    fn size_hint(&self) -> hyper::body::SizeHint {
-        match self {
-            Answer::Whole(full) => full.size_hint(),
-            Answer::Events(_) => hyper::body::SizeHint::default(),
-        }
-    }
-}
-
-fn status(code: StatusCode) -> Response<Answer> {
-    let mut response = Response::new(Answer::Whole(Full::new(Bytes::new())));
-    *response.status_mut() = code;
-    response
-}
-
-/// A JSON-RPC error as a whole JSON body, with `code` as the HTTP status.
-fn rpc_error(code: StatusCode, id: Option<&Id>, error: ErrorObject) -> Response<Answer> {
-    let mut response = Response::new(Answer::Whole(Full::new(wire::answer(id, &Err(error)))));
-    *response.status_mut() = code;
-    response.headers_mut().insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/json"),
-    );
-    response
 }
 
 /// True if `value` (a `Host` or an `Origin`) names the loopback: the
@@ -447,9 +434,13 @@ async fn handle(
         return Ok(response);
     }
     let id = header_str(&req, SESSION_HEADER).map(str::to_owned);
+    if req.method() == Method::POST {
+        // The body says which era the message is of, and so whether the
+        // session header matters.
+        return Ok(post(&endpoint, req, id).await);
+    }
     let session = id.as_ref().map(|id| endpoint.sessions().get(id).cloned());
     Ok(match (req.method().clone(), session) {
-        (Method::POST, session) => post(&endpoint, req, session.map(|s| (id, s))).await,
         (_, None) => status(StatusCode::BAD_REQUEST),
         (_, Some(None)) => status(StatusCode::NOT_FOUND),
         (Method::GET, Some(Some(session))) => get(&req, &session),
@@ -482,30 +473,49 @@ fn get(req: &Request<Incoming>, session: &HttpSession) -> Response<Answer> {
     }
     let (tx, rx) = mpsc::channel(STREAM_QUEUE);
     routes.standalone = Some(tx);
-    sse(rx)
+    sse(Events::new(rx, None))
 }
 
-fn sse(rx: mpsc::Receiver<Bytes>) -> Response<Answer> {
-    let mut response = Response::new(Answer::Events(rx));
-    let headers = response.headers_mut();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("text/event-stream"),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
-    response
+/// What the `MCP-Protocol-Version` header says of a POST.
+enum VersionHeader {
+    /// No header (a 2025 client before `initialize`, or of 2025-03-26).
+    Absent,
+    /// A revision of the `initialize` era we speak.
+    Legacy,
+    /// A stateless revision we speak.
+    Stateless,
+    /// A revision we do not speak, or not a text value: the spec of both
+    /// eras asks for a `400`.
+    Unspoken(Value),
 }
 
-/// POST: one message. `session` is `None` without the header, `Some((id,
-/// None))` for an unknown session.
-async fn post(
-    endpoint: &Endpoint,
-    req: Request<Incoming>,
-    session: Option<(Option<String>, Option<Arc<HttpSession>>)>,
-) -> Response<Answer> {
+fn version_header(req: &Request<Incoming>) -> VersionHeader {
+    let Some(raw) = req.headers().get("mcp-protocol-version") else {
+        return VersionHeader::Absent;
+    };
+    let Ok(text) = raw.to_str() else {
+        return VersionHeader::Unspoken(Value::String(
+            String::from_utf8_lossy(raw.as_bytes()).into_owned(),
+        ));
+    };
+    if methods::modern_version(text).is_some() {
+        VersionHeader::Stateless
+    } else if methods::SUPPORTED_VERSIONS.contains(&text) {
+        VersionHeader::Legacy
+    } else {
+        VersionHeader::Unspoken(Value::String(text.to_owned()))
+    }
+}
+
+/// POST: one message. A request declaring a stateless revision is served
+/// on its own; anything else belongs to the session `id` names (or, for
+/// `initialize`, to a new one).
+async fn post(endpoint: &Endpoint, req: Request<Incoming>, id: Option<String>) -> Response<Answer> {
     let wants_sse =
         header_str(&req, header::ACCEPT).is_some_and(|a| a.contains("text/event-stream"));
-    let body = match Limited::new(req.into_body(), endpoint.options.max_body)
+    let version = version_header(&req);
+    let (parts, body) = req.into_parts();
+    let body = match Limited::new(body, endpoint.options.max_body)
         .collect()
         .await
     {
@@ -519,7 +529,52 @@ async fn post(
             return rpc_error(StatusCode::BAD_REQUEST, None, error);
         }
     };
+    if let VersionHeader::Unspoken(asked) = &version {
+        let id = match &message {
+            Message::Request(request) => Some(&request.id),
+            _ => None,
+        };
+        return rpc_error(
+            StatusCode::BAD_REQUEST,
+            id,
+            methods::unsupported_version(asked),
+        );
+    }
+    let stateless_header = matches!(version, VersionHeader::Stateless);
+    if let Message::Request(request) = &message {
+        match methods::era_of(&request.method, request.params.as_ref()) {
+            Ok(Some(version)) => {
+                return stateless::serve(
+                    &endpoint.server,
+                    &endpoint.stateless,
+                    &parts.headers,
+                    wants_sse,
+                    request,
+                    body,
+                    version,
+                )
+                .await;
+            }
+            Err(error) => return rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), error),
+            // `initialize` selects the 2025 era whatever the header says.
+            Ok(None) if stateless_header && id.is_none() && request.method != "initialize" => {
+                let error = ErrorObject::new(
+                    methods::HEADER_MISMATCH,
+                    "header mismatch: MCP-Protocol-Version names a stateless revision, the body's _meta none",
+                );
+                return rpc_error(StatusCode::BAD_REQUEST, Some(&request.id), error);
+            }
+            Ok(None) => {}
+        }
+    }
+    if id.is_none() && stateless_header && matches!(message, Message::Notification(_)) {
+        // A stateless client's notification belongs to no session, and the
+        // revision gives it nothing to do over HTTP (a closed stream, not a
+        // notification, cancels a request).
+        return status(StatusCode::ACCEPTED);
+    }
     let is_initialize = matches!(&message, Message::Request(r) if r.method == "initialize");
+    let session = id.as_ref().map(|id| endpoint.sessions().get(id).cloned());
     let (new_id, session) = match (session, is_initialize) {
         (None, true) => {
             let mut sessions = endpoint.sessions();
@@ -538,8 +593,8 @@ async fn post(
             );
             return rpc_error(StatusCode::BAD_REQUEST, None, error);
         }
-        (Some((_, None)), _) => return status(StatusCode::NOT_FOUND),
-        (Some((_, Some(session))), _) => (None, session),
+        (Some(None), _) => return status(StatusCode::NOT_FOUND),
+        (Some(Some(session)), _) => (None, session),
     };
     session.touch();
     let mut response = match message {
@@ -561,9 +616,9 @@ async fn post(
             }
             session.session.on_frame(body).await;
             if wants_sse {
-                sse(rx)
+                sse(Events::new(rx, None))
             } else {
-                whole_answer(rx).await
+                whole_answer(rx, None).await
             }
         }
         Message::Notification(n) => {
@@ -593,23 +648,6 @@ async fn post(
         response.headers_mut().insert(SESSION_HEADER, value);
     }
     response
-}
-
-/// The answer alone, as JSON, for a client that does not take SSE (what
-/// else comes for the request is left out).
-async fn whole_answer(mut rx: mpsc::Receiver<Bytes>) -> Response<Answer> {
-    while let Some(frame) = rx.recv().await {
-        if matches!(Message::parse(frame.clone()), Ok(Message::Response(_))) {
-            let mut response = Response::new(Answer::Whole(Full::new(frame)));
-            response.headers_mut().insert(
-                header::CONTENT_TYPE,
-                HeaderValue::from_static("application/json"),
-            );
-            return response;
-        }
-    }
-    // Cancelled, or the session ended: no answer.
-    status(StatusCode::ACCEPTED)
 }
 
 #[cfg(test)]

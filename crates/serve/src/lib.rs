@@ -12,20 +12,31 @@
 //! filters, pins and hooks, and `completion/complete` asked of the server
 //! that owns the prompt or template.
 //!
+//! Both eras, per request: a request whose `_meta` declares the stateless
+//! revision (2026-07-28, [`MODERN_VERSIONS`]) is served without
+//! `initialize`, `server/discover` says what we speak, and that era's
+//! requests get no `ping` or `logging/setLevel` (method not found) and its
+//! revision's error for a version we do not speak (`-32022`).
+//!
 //! [`Server::serve_http`] serves Streamable HTTP on a loopback listener
-//! (sessions, a bearer token, `Origin` and `Host` checks), and on Unix
+//! (sessions for the `initialize` era, none for the stateless one, a
+//! bearer token, `Origin` and `Host` checks), and on Unix
 //! `Server::serve_unix` (Unix only) serves each connection of a Unix socket as one
 //! client.
 //!
-//! What it relays: the client's `notifications/cancelled` cancels the
+//! What it relays: the client's `notifications/cancelled` (or, for a
+//! stateless request over HTTP, its closed answer stream) cancels the
 //! upstream call; upstream progress reaches the client under its own
-//! `progressToken`; a change of the fleet's catalogue is a `list_changed`
-//! notification; the servers' log messages reach the client as
-//! `notifications/message`, the logger named after the server, at or above
-//! the level the client set. With [`ServerRequests`] (given to both the
-//! fleet's builder and [`ServeOptions::server_requests`]), the servers'
-//! sampling, elicitation and roots requests go to the client whose call
-//! caused them, and its answer back.
+//! `progressToken`; to a client of the `initialize` era, a change of the
+//! fleet's catalogue is a `list_changed` notification and the servers' log
+//! messages reach it as `notifications/message`, the logger named after
+//! the server, at or above the level the client set (the stateless era
+//! gets neither: there is no `subscriptions/listen` yet). With
+//! [`ServerRequests`] (given to both the fleet's builder and
+//! [`ServeOptions::server_requests`]), the servers' sampling, elicitation
+//! and roots requests go to the client of the `initialize` era whose call
+//! caused them, and its answer back (the stateless era's input rounds are
+//! not relayed yet).
 //!
 //! Limits, so a client cannot make us hold unbounded work: each request
 //! runs on its own task, at most
@@ -54,12 +65,14 @@ mod complete;
 mod relay;
 mod requests;
 mod session;
+mod body;
+mod stateless;
 mod http;
 #[cfg(unix)]
 mod unix;
 
 pub use error::ServeError;
 pub use http::{HttpOptions, generate_token};
-pub use methods::SUPPORTED_VERSIONS;
+pub use methods::{MODERN_VERSIONS, SUPPORTED_VERSIONS};
 pub use requests::ServerRequests;
 pub use session::{ServeOptions, Server};

@@ -495,7 +495,8 @@ impl Drop for Waiting<'_> {
         let params = json!({"requestId": self.id, "reason": "the server stopped waiting"});
         let mut buf = BytesMut::new();
         if encode_notification(&mut buf, "notifications/cancelled", Some(&params)).is_ok() {
-            let _ = self.peer.sender.try_send(buf.freeze());
+            let withdrawn = Outgoing::notification(buf.freeze(), "notifications/cancelled");
+            let _ = self.peer.sender.try_send(withdrawn);
         }
     }
 }

@@ -10,7 +10,7 @@ use mcpwire_client::CancellationToken;
 use mcpwire_codec::jsonrpc::{ErrorCode, ErrorObject, Id, Message, Notification, Request};
 use mcpwire_manager::Manager;
 use mcpwire_transport::{
-    Active, CloseReason, FrameSender, Transport, TransportEvent, TransportExt,
+    Active, CloseReason, FrameSender, Outgoing, Transport, TransportEvent, TransportExt,
 };
 use serde::Deserialize;
 use serde_json::json;
@@ -59,7 +59,7 @@ impl ServeOptions {
         self
     }
 
-    /// The `serverInfo.name` answered to `initialize`.
+    /// The `serverInfo.name` answered to `initialize` and `server/discover`.
     #[must_use]
     pub fn name(mut self, name: impl Into<String>) -> Self {
         self.name = name.into();
@@ -77,7 +77,7 @@ impl ServeOptions {
         self
     }
 
-    /// The `instructions` answered to `initialize`.
+    /// The `instructions` answered to `initialize` and `server/discover`.
     #[must_use]
     pub fn instructions(mut self, text: impl Into<String>) -> Self {
         self.instructions = Some(text.into());
@@ -169,23 +169,14 @@ pub(crate) struct Session {
 
 impl Session {
     /// A session of `server` whose messages to the client go to `sender`,
-    /// its relays started.
+    /// its relays started (they wait for `initialize`).
     pub(crate) fn start(server: &Server, sender: FrameSender) -> Arc<Self> {
-        let session = Arc::new(Session {
-            manager: server.manager.clone(),
-            options: server.options.clone(),
-            sender: sender.clone(),
-            running: Mutex::new(HashMap::new()),
-            slots: Arc::new(Semaphore::new(server.options.max_in_flight)),
-            initialized: CancellationToken::new(),
-            log_level: Arc::default(),
-            relays: Mutex::new(Vec::new()),
-            peer: server
-                .options
-                .requests
-                .as_ref()
-                .map(|r| r.join(sender.clone())),
-        });
+        let peer = server
+            .options
+            .requests
+            .as_ref()
+            .map(|r| r.join(sender.clone()));
+        let session = Self::new(server, sender, peer);
         let relays = vec![
             tokio::spawn(relay::list_changed(
                 session.manager.clone(),
@@ -206,6 +197,30 @@ impl Session {
             .lock()
             .unwrap_or_else(PoisonError::into_inner) = relays;
         session
+    }
+
+    /// A session without relays, for the requests of the stateless era
+    /// over HTTP: each request is a session of its own, and nothing but
+    /// its progress and its answer goes to its stream.
+    /// It is no peer of the server-request relay: the stateless era has
+    /// no requests from server to client outside a request's own input
+    /// rounds.
+    pub(crate) fn stateless(server: &Server, sender: FrameSender) -> Arc<Self> {
+        Self::new(server, sender, None)
+    }
+
+    fn new(server: &Server, sender: FrameSender, peer: Option<Arc<Peer>>) -> Arc<Self> {
+        Arc::new(Session {
+            manager: server.manager.clone(),
+            options: server.options.clone(),
+            sender,
+            running: Mutex::new(HashMap::new()),
+            slots: Arc::new(Semaphore::new(server.options.max_in_flight)),
+            initialized: CancellationToken::new(),
+            log_level: Arc::default(),
+            relays: Mutex::new(Vec::new()),
+            peer,
+        })
     }
 
     /// Ends the session: stops its relays and cancels every request still
@@ -251,7 +266,7 @@ impl Session {
                     _ => ErrorCode::INVALID_REQUEST,
                 };
                 let error = ErrorObject::new(code, wire::chain(&e));
-                self.send(wire::answer(None, &Err(error))).await;
+                self.send(wire::response(None, &Err(error))).await;
             }
         }
     }
@@ -265,7 +280,7 @@ impl Session {
                     self.options.max_in_flight
                 ),
             );
-            self.send(wire::answer(Some(&request.id), &Err(error)))
+            self.send(wire::response(Some(&request.id), &Err(error)))
                 .await;
             return;
         };
@@ -283,7 +298,7 @@ impl Session {
                 ErrorCode::INVALID_REQUEST,
                 format!("request id {} is already in use", request.id),
             );
-            self.send(wire::answer(Some(&request.id), &Err(error)))
+            self.send(wire::response(Some(&request.id), &Err(error)))
                 .await;
             return;
         }
@@ -306,22 +321,58 @@ impl Session {
         {
             if request.method == "initialize" && outcome.is_ok() {
                 // Answered first, then notifications may follow it.
-                self.send(wire::answer(Some(&request.id), &outcome)).await;
+                self.send(wire::response(Some(&request.id), &outcome)).await;
                 self.initialized.cancel();
                 return;
             }
-            self.send(wire::answer(Some(&request.id), &outcome)).await;
+            self.send(wire::response(Some(&request.id), &outcome)).await;
         }
     }
 
     /// The request's outcome; `None` if it was cancelled before it had one.
+    /// A request declaring a stateless revision in its `_meta` is served as
+    /// that revision says, on its own: no `initialize` needed, its result
+    /// completed for the era.
     async fn handle(&self, request: &Request, cancel: &CancellationToken) -> Option<Outcome> {
+        let method = request.method.as_str();
+        let modern = match methods::era_of(method, request.params.as_ref()) {
+            Ok(modern) => modern.is_some(),
+            Err(error) => return Some(Err(error)),
+        };
+        if !methods::is_known(method, modern) {
+            return Some(Err(ErrorObject::new(
+                ErrorCode::METHOD_NOT_FOUND,
+                format!("method not found: {method}"),
+            )));
+        }
+        let mut outcome = self.dispatch(request, cancel, modern).await?;
+        match &mut outcome {
+            Ok(result) if modern || method == "server/discover" => {
+                methods::stateless_result(method, &self.options.name, result);
+            }
+            // The stateless revision says "not found" with invalid params.
+            Err(error) if modern && error.code == ErrorCode::RESOURCE_NOT_FOUND => {
+                error.code = ErrorCode::INVALID_PARAMS;
+            }
+            _ => {}
+        }
+        Some(outcome)
+    }
+
+    /// The outcome of a request of a method we know.
+    async fn dispatch(
+        &self,
+        request: &Request,
+        cancel: &CancellationToken,
+        modern: bool,
+    ) -> Option<Outcome> {
         let manager = &self.manager;
         let params = request.params.as_ref();
         let quick = |outcome: Outcome| Some(outcome);
         // Counted as in flight to its server while it runs, so that
-        // server's requests can be relayed to this client.
-        let _calling = self.peer.as_ref().and_then(|peer| {
+        // server's requests can be relayed to this client; not a request of
+        // the stateless era, which gets no requests from the server.
+        let _calling = self.peer.as_ref().filter(|_| !modern).and_then(|peer| {
             let server = requests::upstream_server(manager, request)?;
             Some(peer.calling(server, &request.id))
         });
@@ -337,6 +388,10 @@ impl Session {
                     self.options.instructions.as_deref(),
                 )
             })),
+            "server/discover" => quick(Ok(methods::discover_result(
+                &self.options.name,
+                self.options.instructions.as_deref(),
+            ))),
             "ping" => quick(Ok(json!({}))),
             "logging/setLevel" => quick(methods::params::<SetLevel>(params).map(|p| {
                 self.log_level.set(p.level);
@@ -441,7 +496,7 @@ impl Session {
         }
     }
 
-    async fn send(&self, frame: Bytes) {
+    async fn send(&self, frame: impl Into<Outgoing>) {
         // A closed sender means the client is gone; the read loop learns
         // it from the transport and ends the session.
         let _ = self.sender.send(frame).await;

@@ -6,6 +6,7 @@ use mcpwire_codec::jsonrpc::{
     ErrorCode, ErrorObject, Id, encode_error_response, encode_notification, encode_result,
 };
 use mcpwire_manager::Error as FleetError;
+use mcpwire_transport::Outgoing;
 use serde::Serialize;
 
 /// What a request handler produces: a result, or an error to send.
@@ -34,14 +35,25 @@ pub(crate) fn answer(id: Option<&Id>, outcome: &Outcome) -> Bytes {
     buf.freeze()
 }
 
-/// The frame of notification `method` with `params`, if they encode.
+/// The answer to request `id` (or to a malformed request, `None`), saying
+/// what it is so a transport that routes by it need not read the frame.
+pub(crate) fn response(id: Option<&Id>, outcome: &Outcome) -> Outgoing {
+    let frame = answer(id, outcome);
+    match id {
+        Some(id) => Outgoing::response(frame, id.clone()),
+        None => Outgoing::from(frame),
+    }
+}
+
+/// The notification `method` with `params`, if they encode, saying what it
+/// is so a transport that routes by it need not read the frame.
 pub(crate) fn notification<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
-) -> Option<Bytes> {
+) -> Option<Outgoing> {
     let mut buf = BytesMut::new();
     encode_notification(&mut buf, method, params).ok()?;
-    Some(buf.freeze())
+    Some(Outgoing::notification(buf.freeze(), method.to_owned()))
 }
 
 /// An `invalid params` error saying why.

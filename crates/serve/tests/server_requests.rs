@@ -17,7 +17,7 @@ use mcpwire_client::types::{
     CompletionReference, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
     ListRootsResult, Root,
 };
-use mcpwire_client::{Client, ClientConfig, HandlerError, TransportFactory};
+use mcpwire_client::{Client, ClientConfig, EraChoice, HandlerError, TransportFactory};
 use mcpwire_codec::jsonrpc::{
     ErrorCode, ErrorObject, Message, encode_error_response, encode_notification, encode_request,
     encode_result,
@@ -300,8 +300,11 @@ async fn fleet(
     (manager, seen)
 }
 
-/// Serves `manager` to our own client configured by `config`.
+/// Serves `manager` to our own client configured by `config`, in the
+/// `initialize` era: only its clients get the servers' requests (the
+/// stateless era has none outside a request's own input rounds).
 async fn connect(manager: &Manager, requests: &ServerRequests, config: ClientConfig) -> Client {
+    let config = config.era(EraChoice::Legacy);
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
     let server = Server::with_options(
         manager.clone(),
@@ -707,6 +710,28 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
         .unwrap_err();
     let upstream = error.server_error().expect("a JSON-RPC error");
     assert_eq!(upstream.code.0, -32602, "{upstream:?}");
+
+    // A client of the stateless era completes the same way.
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = Server::new(manager.clone());
+    tokio::spawn(async move {
+        server
+            .serve(IoTransport::from_stream(ours, IoConfig::new()))
+            .await
+    });
+    let stateless = within(Client::connect(
+        IoTransport::from_stream(theirs, IoConfig::new()),
+        ClientConfig::new().era(EraChoice::Modern),
+    ))
+    .await
+    .unwrap();
+    let prompt = CompletionReference::Prompt {
+        name: "b__greet".into(),
+    };
+    let result = within(stateless.complete(prompt, "who", "Zo", None))
+        .await
+        .unwrap();
+    assert_eq!(result.completion.values, ["b:greet:Zo"]);
     manager.close().await;
 }
 
@@ -817,5 +842,39 @@ async fn a_prompt_or_resource_read_in_flight_counts_for_its_own_server_only() {
         }
         bob.close().await.unwrap();
     }
+    manager.close().await;
+}
+
+/// A call of the stateless era makes its client no candidate for the
+/// server's requests (that era has no requests from server to client
+/// outside a request's own input rounds): the request goes to the one
+/// initialized client instead.
+#[tokio::test]
+async fn a_stateless_clients_call_does_not_draw_the_servers_requests() {
+    let requests = ServerRequests::new();
+    let (manager, _seen) = fleet(&["a"], &requests).await;
+    let alice = connect(&manager, &requests, sampler("alice")).await;
+
+    let (ours, theirs) = tokio::io::duplex(64 * 1024);
+    let server = Server::with_options(
+        manager.clone(),
+        ServeOptions::new().server_requests(requests.clone()),
+    );
+    tokio::spawn(async move {
+        server
+            .serve(IoTransport::from_stream(ours, IoConfig::new()))
+            .await
+    });
+    let stateless = within(Client::connect(
+        IoTransport::from_stream(theirs, IoConfig::new()),
+        sampler("stateless").era(EraChoice::Modern),
+    ))
+    .await
+    .unwrap();
+
+    let text = text_of(&stateless, "a__sample").await;
+    assert!(text.starts_with("ok "), "{text}");
+    assert!(text.contains("alice says hi"), "{text}");
+    drop(alice);
     manager.close().await;
 }

@@ -2,6 +2,8 @@
 //! [`Server`], and a raw client that writes and reads JSON lines.
 #![allow(dead_code, unreachable_pub, reason = "each test binary uses a subset")]
 
+pub mod raw_http;
+
 use std::sync::Arc;
 use std::time::Duration;
 
