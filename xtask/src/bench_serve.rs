@@ -101,10 +101,11 @@ pub(crate) fn serve(
     }
     let scratch = std::env::temp_dir().join(format!("mcpwire-serve-bench-{}", std::process::id()));
     std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+    let load_before = load_average();
     let result = measure(paths, &scratch, rounds, quick);
     let _ = std::fs::remove_dir_all(&scratch);
     let (lasting, http) = result?;
-    let load = load_average();
+    let load = format!("{load_before} at the start, {} at the end", load_average());
     let section = section(rounds, quick, &lasting, &http, &load);
     println!("\n{section}");
     if write {
@@ -129,9 +130,12 @@ fn measure(
     for round in 1..=rounds {
         eprint!("round {round}: {CALLS} fresh starts: ");
         let fresh = fresh_calls(paths)?;
-        eprint!("{:.2} s; through serve --socket: ", fresh.as_secs_f64());
+        eprintln!("{:.2} s", fresh.as_secs_f64());
         let held = lasting_calls(paths, &fleet, scratch)?;
-        eprintln!("{:.3} s", held.as_secs_f64());
+        eprintln!(
+            "round {round}: {CALLS} calls through serve --socket: {:.3} s",
+            held.as_secs_f64()
+        );
         lasting.push(Lasting {
             fresh,
             lasting: held,
@@ -354,7 +358,9 @@ fn http_round(
     round: usize,
     quick: bool,
 ) -> Result<HttpRound, String> {
-    let upstream = Served::start(Command::new(&paths.bench_server).arg("http"), 1)?;
+    // Answers as SSE streams, as serve answers a client that accepts them:
+    // the client reads the same framing on both sides.
+    let upstream = Served::start(Command::new(&paths.bench_server).args(["http", "--sse"]), 1)?;
     let upstream_url = upstream.url().unwrap_or_default().to_owned();
     let fleet = scratch.join("bench.json");
     std::fs::write(&fleet, bench_fleet(&upstream_url).to_string())
@@ -602,7 +608,7 @@ fn section(
          Produced by `cargo xtask bench --serve{}` ({rounds} round(s), the two sides \
          alternating in each; medians shown), the release build of `mcpwire`, \
          `mcpwire-bench` and `mcpwire-bench-server`, commit `{commit}`, {cores} cores, \
-         node {node}; load average at the end: {load}. Unix only (the socket; xtask is a \
+         node {node}; load average {load}. Unix only (the socket; xtask is a \
          Unix tool).\n\n\
          ### A lasting session\n\n\
          The wall time of {CALLS} `mcpwire call echo message=hi` processes one after \
@@ -615,9 +621,10 @@ fn section(
          {}\n\
          ### One `serve --http` process\n\n\
          `mcpwire-bench --url` (mcpwire's client, one session, the default HTTP client) \
-         against `mcpwire-bench-server http` directly, and against `mcpwire serve --http` \
-         whose fleet is that same server process (`bench__echo`, one upstream session \
-         shared by every client of serve). W1: a session opened until ready (20 times); \
+         against `mcpwire-bench-server http --sse` directly, and against `mcpwire serve \
+         --http` whose fleet is that same server process (`bench__echo`, one upstream \
+         session shared by every client of serve). Both answer each call as an SSE stream, \
+         so the client reads the same framing on both sides. W1: a session opened until ready (20 times); \
          W2: 10,000 sequential echoes of 100 bytes; W3: 20,000 with 64 in flight. \
          Serve's CPU is its user + system time over the run (warm-up calls included, 10 \
          ms resolution) per call.\n\n\
