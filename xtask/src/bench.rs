@@ -1,6 +1,7 @@
 //! `cargo xtask bench [--quick] [--transport T]... [--workload W]...
-//! [--rounds N] [--no-write] [--density-only]`: mcpwire against rmcp and a
-//! raw baseline, then the density rows (`density.rs`).
+//! [--rounds N] [--no-write] [--density-only | --serve]`: mcpwire against
+//! rmcp and a raw baseline, then the density rows (`density.rs`); or, with
+//! `--serve`, only the rows of `mcpwire serve` (`bench_serve.rs`).
 //!
 //! Builds `mcpwire-bench` and `mcpwire-bench-server` in release mode, then
 //! runs every (transport, workload) cell: several rounds, and in each round
@@ -46,22 +47,41 @@ struct Options {
     quick: bool,
     /// Only the density rows (see `density.rs`).
     density_only: bool,
+    /// Only the rows of `mcpwire serve` (see `bench_serve.rs`).
+    serve: bool,
     transports: Vec<String>,
     workloads: Vec<String>,
     rounds: usize,
     write: bool,
 }
 
-fn parse(args: &[String]) -> Result<Options, String> {
-    let usage = || {
-        "usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]... \
-         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write] \
-         [--density-only]"
-            .to_string()
-    };
+/// What `cargo xtask bench --help` prints.
+const USAGE: &str = "\
+usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]...
+         [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write]
+         [--density-only | --serve]
+
+  (default)       every transport and workload: mcpwire, rmcp, raw; then the
+                  density rows. Writes docs/benchmarks.md.
+  --density-only  the density rows alone (idle sessions in one process)
+  --serve         the rows of `mcpwire serve` alone (issue 31; Unix; needs node
+                  and `cargo xtask servers`): 20 `mcpwire call`s starting
+                  server-everything through npx against 20 through
+                  `serve --socket`, then one `serve --http` process in front of
+                  mcpwire-bench-server: calls/s through it against direct,
+                  sessions it holds, its memory per idle session
+  --rounds N      rounds, the sides alternating in each [default: 3; --quick: 1]
+  --quick         a fifth of the work, one round
+  --no-write      print the tables only
+";
+
+/// `Err(None)`: `--help` was asked for.
+fn parse(args: &[String]) -> Result<Options, Option<String>> {
+    let usage = || Some(USAGE.trim_end().to_string());
     let mut o = Options {
         quick: false,
         density_only: false,
+        serve: false,
         transports: Vec::new(),
         workloads: Vec::new(),
         rounds: 0,
@@ -72,6 +92,8 @@ fn parse(args: &[String]) -> Result<Options, String> {
         match arg.as_str() {
             "--quick" => o.quick = true,
             "--density-only" => o.density_only = true,
+            "--serve" => o.serve = true,
+            "--help" | "-h" => return Err(None),
             "--no-write" => o.write = false,
             "--transport" => {
                 let t = args.next().ok_or_else(usage)?;
@@ -101,6 +123,9 @@ fn parse(args: &[String]) -> Result<Options, String> {
             _ => return Err(usage()),
         }
     }
+    if o.serve && o.density_only {
+        return Err(usage());
+    }
     if o.transports.is_empty() {
         o.transports = TRANSPORTS.iter().map(|t| t.to_string()).collect();
     }
@@ -118,7 +143,18 @@ type Cell = BTreeMap<&'static str, Vec<Value>>;
 
 /// Runs the benchmark.
 pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
-    let o = parse(args)?;
+    let o = match parse(args) {
+        Ok(o) => o,
+        Err(None) => {
+            println!("{USAGE}");
+            return Ok(());
+        }
+        Err(Some(usage)) => return Err(usage),
+    };
+    if o.serve {
+        let release = target_dir(root).join("release");
+        return crate::bench_serve::serve(root, &release, o.rounds, o.quick, o.write);
+    }
     run(cargo().args([
         "build",
         "--release",
@@ -709,4 +745,42 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
 /// Replaces the marked section of `path`, or appends it; keeps the rest.
 fn write_section(path: &Path, section: &str) -> Result<(), String> {
     write_between(path, BEGIN, END, section)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| s.to_string()).collect()
+    }
+
+    #[test]
+    fn serve_is_a_mode_of_its_own_with_three_rounds_by_default() {
+        let o = parse(&args(&["--serve"])).unwrap();
+        assert!(o.serve && !o.density_only && o.write);
+        assert_eq!(o.rounds, 3);
+        let o = parse(&args(&["--serve", "--quick", "--no-write"])).unwrap();
+        assert_eq!((o.rounds, o.quick, o.write), (1, true, false));
+        assert_eq!(
+            parse(&args(&["--serve", "--rounds", "5"])).unwrap().rounds,
+            5
+        );
+        // The default run is not the serve rows.
+        assert!(!parse(&[]).unwrap().serve);
+        assert!(matches!(
+            parse(&args(&["--serve", "--density-only"])),
+            Err(Some(_))
+        ));
+    }
+
+    #[test]
+    fn help_is_asked_for_apart_from_a_mistake_and_names_every_mode() {
+        assert!(matches!(parse(&args(&["--help"])), Err(None)));
+        assert!(matches!(parse(&args(&["--rounds", "0"])), Err(Some(_))));
+        assert!(matches!(parse(&args(&["--serv"])), Err(Some(_))));
+        for mode in ["--serve", "--density-only", "--rounds", "--no-write"] {
+            assert!(USAGE.contains(mode), "{mode}");
+        }
+    }
 }

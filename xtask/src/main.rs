@@ -17,7 +17,7 @@
 //! - `interop`: the client against real MCP servers, per server and
 //!   transport.
 //! - `bench`: mcpwire against rmcp and a raw baseline; writes
-//!   `docs/benchmarks.md`.
+//!   `docs/benchmarks.md` (`--serve`: the rows of `mcpwire serve` instead).
 //! - `faults`: misbehaving servers and networks; one line per case.
 //! - `soak`: many short sessions with injected crashes; checks for leaks.
 //! - `servers`: install the real MCP servers the tests talk to into
@@ -42,6 +42,7 @@ mod fuzz;
 mod mutants;
 mod report;
 mod density;
+mod bench_serve;
 mod bench;
 mod faults;
 mod package;

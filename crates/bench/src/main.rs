@@ -8,7 +8,16 @@
 //!               --workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5 --server PATH [--quick]
 //! mcpwire-bench --client mcpwire|rmcp --density SHAPE --sessions N --server PATH
 //!               [--pool-idle-ms MS]
+//! mcpwire-bench --url URL [--tool NAME] [--watch-pid PID]
+//!               (--workload w1|w2|w3 [--quick] | --hold N)
 //! ```
+//!
+//! The third form (`at_url.rs`) is mcpwire's client against a server
+//! already running at URL (`cargo xtask bench --serve` starts the benchmark
+//! server, and `mcpwire serve --http` in front of it): the workload on one
+//! session, calling NAME (default `echo`), with the CPU per call of process
+//! PID if given; or `--hold N`: sessions opened one after another until N
+//! or one fails, held idle, and PID's memory growth per session.
 //!
 //! The second form measures density (see `density.rs`): SHAPE is
 //! `idle-http-shared`, `idle-http-per-session`, `idle-stdio` or
@@ -33,6 +42,7 @@ mod otel_on;
 mod raw_wire;
 mod server;
 mod workload;
+mod at_url;
 mod density;
 mod raw_http;
 mod raw_stdio;
@@ -107,6 +117,67 @@ fn parse_density() -> Option<Result<DensityArgs, String>> {
     })
 }
 
+/// A run against a server at a URL (the third form).
+struct UrlArgs {
+    url: String,
+    tool: String,
+    watch: Option<u32>,
+    /// `Ok(workload)`, or `Err(n)`: hold `n` sessions.
+    what: Result<Workload, usize>,
+    plan: Plan,
+}
+
+/// Parses the third form, if `--url` is given.
+fn parse_url() -> Option<Result<UrlArgs, String>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    args.iter().any(|a| a == "--url").then(|| {
+        let (mut url, mut tool, mut watch) = (None, "echo".to_owned(), None);
+        let (mut workload, mut hold, mut plan) = (None, None, Plan::full());
+        let mut it = args.iter();
+        while let Some(arg) = it.next() {
+            if arg == "--quick" {
+                plan = Plan::quick();
+                continue;
+            }
+            let value = it.next().cloned().unwrap_or_default();
+            match arg.as_str() {
+                "--url" => url = Some(value),
+                "--tool" => tool = value,
+                "--watch-pid" => {
+                    watch = Some(value.parse().map_err(|_| "--watch-pid takes a pid")?);
+                }
+                "--workload" => {
+                    workload =
+                        Some(Workload::parse(&value).ok_or(format!("no workload {value:?}"))?)
+                }
+                "--hold" => {
+                    hold = Some(
+                        value
+                            .parse()
+                            .ok()
+                            .filter(|&n: &usize| n > 0)
+                            .ok_or("--hold takes a number of sessions above 0")?,
+                    )
+                }
+                other => return Err(format!("unknown argument {other:?}")),
+            }
+        }
+        let what = match (workload, hold) {
+            (Some(w), None) => Ok(w),
+            (None, Some(n)) if watch.is_some() => Err(n),
+            (None, Some(_)) => return Err("--hold needs --watch-pid".into()),
+            _ => return Err("give --workload or --hold, not both".into()),
+        };
+        Ok(UrlArgs {
+            url: url.ok_or("--url is required")?,
+            tool,
+            watch,
+            what,
+            plan,
+        })
+    })
+}
+
 fn parse_args() -> Result<Args, String> {
     let mut args = std::env::args().skip(1);
     let (mut client, mut transport, mut workload, mut server) = (None, None, None, None);
@@ -152,6 +223,18 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    if let Some(at) = parse_url() {
+        return match at.and_then(|a| run_at_url(&a)) {
+            Ok(line) => {
+                println!("{line}");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("mcpwire-bench: --url: {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
     if let Some(density) = parse_density() {
         return match density.and_then(|d| run_density(&d)) {
             Ok(outcome) => {
@@ -279,6 +362,37 @@ fn run(args: &Args) -> Result<Samples, String> {
         providers.shutdown();
     }
     result
+}
+
+/// The third form's run; its JSON line.
+fn run_at_url(args: &UrlArgs) -> Result<String, String> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| e.to_string())?;
+    let bearer = std::env::var(at_url::BEARER_ENV).ok();
+    let tool: std::sync::Arc<str> = args.tool.as_str().into();
+    let watched = args.watch.map(at_url::Watched::new);
+    runtime.block_on(async {
+        let http = via_mcpwire::http_client()?;
+        let connect = || {
+            let (http, tool) = (&http, tool.clone());
+            let (url, bearer) = (args.url.as_str(), bearer.as_deref());
+            async move { at_url::AtUrl::connect(http, url, bearer, tool).await }
+        };
+        let line = match (args.what, watched) {
+            (Ok(workload), _) => {
+                let outcome = at_url::run(workload, &args.plan, watched, connect).await?;
+                serde_json::to_string(&outcome)
+            }
+            (Err(n), Some(watched)) => {
+                let outcome = at_url::hold(n, watched, connect).await?;
+                serde_json::to_string(&outcome)
+            }
+            (Err(_), None) => return Err("--hold needs --watch-pid".to_owned()),
+        };
+        line.map_err(|e| e.to_string())
+    })
 }
 
 fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {

@@ -9,7 +9,11 @@ const TICKS_PER_SEC: u64 = 100;
 /// User plus system CPU time of this process so far, every thread included
 /// (also those that have exited). Resolution: one clock tick, 10 ms.
 pub(crate) fn cpu_time() -> Duration {
-    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    cpu_time_of(&std::fs::read_to_string("/proc/self/stat").unwrap_or_default())
+}
+
+/// User plus system CPU time in a process's `/proc/PID/stat` line.
+pub(crate) fn cpu_time_of(stat: &str) -> Duration {
     // The command name may contain spaces: fields are counted after its `)`.
     let rest = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = rest.split_whitespace().collect();
@@ -27,11 +31,16 @@ pub(crate) fn cpu_time() -> Duration {
 /// The peak resident set size of this process (`VmHWM`), in KiB.
 pub(crate) fn peak_rss_kib() -> u64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status_kib(&status, "VmHWM:").unwrap_or(0)
+}
+
+/// The figure in KiB after `key` (`VmRSS:`, `VmHWM:`) in a process's
+/// `/proc/PID/status`.
+pub(crate) fn status_kib(status: &str, key: &str) -> Option<u64> {
     status
         .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .find_map(|l| l.strip_prefix(key))
         .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or(0)
 }
 
 /// The `q`-quantile (0..=1) of `sorted`, in microseconds.
@@ -55,6 +64,18 @@ mod tests {
             std::hint::black_box(0u64);
         }
         assert!(cpu_time() > Duration::ZERO);
+    }
+
+    #[test]
+    fn stat_and_status_lines_are_read_by_field() {
+        // A command name with spaces and a `)`; utime 250, stime 50 ticks.
+        let stat = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 9 1000 200";
+        assert_eq!(cpu_time_of(stat), Duration::from_millis(3000));
+        assert_eq!(cpu_time_of(""), Duration::ZERO);
+        let status = "Name:\tmcpwire\nVmHWM:\t   9000 kB\nVmRSS:\t   8123 kB\n";
+        assert_eq!(status_kib(status, "VmRSS:"), Some(8123));
+        assert_eq!(status_kib(status, "VmHWM:"), Some(9000));
+        assert_eq!(status_kib(status, "VmSwap:"), None);
     }
 
     #[test]

@@ -338,6 +338,10 @@ pub(crate) enum Command {
         /// the machine (ps): prefer the variable.
         #[arg(long, value_name = "TOKEN", requires = "http")]
         token: Option<String>,
+        /// How many HTTP sessions may be open at once; one more
+        /// `initialize` is answered 503 [default: 64].
+        #[arg(long, value_name = "N", requires = "http", value_parser = clap::value_parser!(u32).range(1..))]
+        max_sessions: Option<u32>,
         /// Serve on a Unix socket at PATH instead (readable by you only):
         /// each connection is a client, and `-s unix:PATH` makes later
         /// commands calls on this live fleet.

@@ -130,11 +130,12 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
             http,
             port,
             token,
+            max_sessions,
             socket,
         } => {
             let mode = match (socket, *http) {
                 (Some(path), _) => serve::Mode::Unix(path.clone()),
-                (None, true) => serve::Mode::Http(*port, token.clone()),
+                (None, true) => serve::Mode::Http(*port, token.clone(), *max_sessions),
                 (None, false) => serve::Mode::Stdio,
             };
             serve::run(global, mode).await

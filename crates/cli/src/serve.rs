@@ -25,8 +25,9 @@ use crate::target;
 pub(crate) enum Mode {
     /// One client on stdin and stdout.
     Stdio,
-    /// Streamable HTTP on 127.0.0.1: the port, the token.
-    Http(Option<u16>, Option<String>),
+    /// Streamable HTTP on 127.0.0.1: the port, the token, the most
+    /// sessions open at once.
+    Http(Option<u16>, Option<String>, Option<u32>),
     /// Each connection of a Unix socket at this path.
     Unix(PathBuf),
 }
@@ -103,7 +104,9 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
         ServeOptions::new().server_requests(requests),
     );
     let served = match mode {
-        Mode::Http(port, token) => serve_http(&server, port, token).await,
+        Mode::Http(port, token, max_sessions) => {
+            serve_http(&server, port, token, max_sessions).await
+        }
         #[cfg(unix)]
         Mode::Unix(_) => match socket {
             Some((listener, _unlink)) => serve_unix(&server, listener).await,
@@ -142,6 +145,7 @@ async fn serve_http(
     server: &Server,
     port: Option<u16>,
     token: Option<String>,
+    max_sessions: Option<u32>,
 ) -> Result<(), Failure> {
     let given = token.or_else(|| std::env::var("MCPWIRE_SERVE_TOKEN").ok());
     let generated = given.is_none();
@@ -164,8 +168,12 @@ async fn serve_http(
         }
         let _ = out.flush();
     }
+    let mut options = HttpOptions::new(token);
+    if let Some(n) = max_sessions {
+        options = options.max_sessions(n as usize);
+    }
     tokio::select! {
-        served = server.serve_http(listener, HttpOptions::new(token)) => {
+        served = server.serve_http(listener, options) => {
             served.map_err(|e| Failure::caused(Exit::Unreachable, "serving stopped", e))
         }
         _ = tokio::signal::ctrl_c() => Ok(()),

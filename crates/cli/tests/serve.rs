@@ -122,10 +122,16 @@ struct ServeHttp {
 
 impl ServeHttp {
     fn start(config: &Path) -> Self {
+        Self::start_with(config, &[])
+    }
+
+    /// The same with more arguments for `serve`.
+    fn start_with(config: &Path, extra: &[&str]) -> Self {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcpwire"))
             .arg("--config")
             .arg(config)
             .args(["serve", "--http"])
+            .args(extra)
             .env_remove("MCPWIRE_SERVE_TOKEN")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
@@ -376,6 +382,58 @@ fn serve_http_shows_a_generated_token_once_on_stdout_and_never_on_stderr() {
     let err = served.stop();
     assert!(err.contains("serving on HTTP"), "{err}");
     assert!(!err.contains(&token), "the token is not on stderr: {err}");
+}
+
+/// POSTs `initialize` to `url` with `token`, on a connection of its own;
+/// the answer's status line.
+fn initialize_status(url: &str, token: &str) -> String {
+    use std::io::Read as _;
+    let host = url.trim_start_matches("http://").trim_end_matches("/mcp");
+    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})
+    .to_string();
+    let mut stream = std::net::TcpStream::connect(host).unwrap();
+    write!(
+        stream,
+        "POST /mcp HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\
+         Authorization: Bearer {token}\r\nContent-Type: application/json\r\n\
+         Accept: application/json, text/event-stream\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    stream.read_to_string(&mut answer).unwrap();
+    answer.lines().next().unwrap_or_default().to_owned()
+}
+
+#[test]
+#[cfg_attr(
+    not(unix),
+    ignore = "ends serve with SIGINT through `kill -INT`, which Windows has not"
+)]
+fn serve_http_max_sessions_refuses_the_next_initialize_with_503() {
+    let dir = tempfile::tempdir().unwrap();
+    let served = ServeHttp::start_with(&fleet_config(dir.path()), &["--max-sessions", "2"]);
+    let statuses: Vec<String> = (0..3)
+        .map(|_| initialize_status(&served.url, &served.token))
+        .collect();
+    assert!(statuses[0].starts_with("HTTP/1.1 200"), "{statuses:?}");
+    assert!(statuses[1].starts_with("HTTP/1.1 200"), "{statuses:?}");
+    assert!(statuses[2].starts_with("HTTP/1.1 503"), "{statuses:?}");
+    served.stop();
+}
+
+#[test]
+fn serve_max_sessions_needs_http_and_at_least_one() {
+    for args in [
+        &["serve", "--max-sessions", "2"][..],
+        &["serve", "--http", "--max-sessions", "0"],
+    ] {
+        let out = mcpwire().args(args).output().unwrap();
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains("--max-sessions"), "{}", stderr(&out));
+    }
 }
 
 #[cfg(unix)]
