@@ -126,12 +126,23 @@ impl ConfigFiles {
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
-        Ok(Self {
+        Ok(Self::with_transports(paths, Transports::new()?))
+    }
+
+    /// As [`new`](Self::new), with `transports` making the entries into
+    /// servers (such as the ones a fleet was built with, to share their
+    /// HTTP connection pool).
+    pub fn with_transports<I, P>(paths: I, transports: Transports) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        Self {
             paths: paths.into_iter().map(Into::into).collect(),
             load: LoadOptions::new(),
             env: Arc::new(ProcessEnvironment),
-            transports: Transports::new()?,
-        })
+            transports,
+        }
     }
 
     /// How the files are read (duplicates across files, unusable entries).
