@@ -96,7 +96,6 @@ fn a_saved_config_file_reloads_the_served_fleet() {
         id += 1;
     };
     assert!(after.contains(&"one__echo".to_owned()), "{after:?}");
-    drop(send);
     drop(stdin);
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
