@@ -206,12 +206,17 @@ impl Pins {
     /// as [`save`](Self::save) does. Two processes updating one file at
     /// once each see the other's pins; the lock waits (blocking) while
     /// another holds it, and is released when this returns.
+    ///
+    /// A lock that cannot be taken (a pin file in a folder this process
+    /// may not write) fails the update only if it has something to write:
+    /// a read-only pin file still checks listings.
     pub fn update<T>(path: &Path, change: impl FnOnce(&mut Pins) -> T) -> Result<T, PinsError> {
-        let _lock = lock_file(path)?;
+        let lock = lock_file(path);
         let mut pins = Self::load(path)?;
         let before = pins.clone();
         let out = change(&mut pins);
         if pins != before {
+            let _lock = lock?;
             pins.write(path)?;
         }
         Ok(out)

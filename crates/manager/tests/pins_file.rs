@@ -68,35 +68,45 @@ fn pins_kept_in_memory_merge_into_the_file_as_it_is_now() {
     let mut base = Pins::new();
     base.review("a", &[tool("old", "Old."), tool("kept", "Kept.")], &[]);
     base.review("gone", &[tool("g", "G.")], &[]);
+    base.review("later", &[tool("l", "L.")], &[]);
     base.save(&path).expect("saved");
 
-    // Another process pins server `b` and a tool of `a` meanwhile.
+    // Another process pins server `b`, a tool of `a` and one of `later`,
+    // and approves a new `kept`, meanwhile.
     Pins::update(&path, |pins| {
         pins.review("b", &[tool("u", "U.")], &[]);
-        let mut a = vec![tool("old", "Old."), tool("kept", "Kept.")];
+        pins.review("later", &[tool("l", "L."), tool("m", "M.")], &[]);
+        let mut a = vec![tool("old", "Old."), tool("kept", "Kept, v2.")];
         a.push(tool("theirs", "Theirs."));
-        pins.review("a", &a, &[]);
+        pins.approve("a", &a, &[]);
     })
     .expect("updated");
 
-    // This one approves a new `old`, pins `new`, and forgets server `gone`.
+    // This one approves a new `old`, pins `new`, and forgets servers
+    // `gone` and `later`.
     let mut ours = base.clone();
     ours.approve("a", &[tool("old", "Old, v2."), tool("kept", "Kept.")], &[]);
     ours.review("a", &[tool("new", "New.")], &[]);
     assert!(ours.forget("gone"));
+    assert!(ours.forget("later"));
     Pins::update(&path, |file| file.merge(&base, &ours)).expect("merged");
 
     let file = Pins::load(&path).expect("loaded");
     assert_eq!(pinned(&path, "a"), ["kept", "new", "old", "theirs"]);
     assert_eq!(pinned(&path, "b"), ["u"]);
+    // What this one forgot is gone; what the other pinned since stays.
+    assert_eq!(pinned(&path, "later"), ["m"]);
     assert_eq!(
         file.servers().collect::<Vec<_>>(),
-        ["a", "b"],
+        ["a", "b", "later"],
         "`gone` forgotten"
     );
     // `old` is approved as this process saw it: v2 reviews clean.
     let mut again = file.clone();
     let review = again.review("a", &[tool("old", "Old, v2.")], &[]);
+    assert!(!review.has_changes(), "{review:?}");
+    // `kept`, which this one did not change, is as the other approved it.
+    let review = again.review("a", &[tool("kept", "Kept, v2.")], &[]);
     assert!(!review.has_changes(), "{review:?}");
     // An update that changes nothing does not write the file.
     let written = std::fs::metadata(&path).and_then(|m| m.modified()).unwrap();
@@ -106,4 +116,26 @@ fn pins_kept_in_memory_merge_into_the_file_as_it_is_now() {
         std::fs::metadata(&path).and_then(|m| m.modified()).unwrap(),
         written
     );
+}
+
+#[test]
+fn a_pin_file_whose_lock_cannot_be_taken_is_still_read_but_not_written() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("pins.json");
+    let mut pins = Pins::new();
+    pins.review("a", &[tool("t", "Does.")], &[]);
+    // Saved elsewhere and moved here: no lock file beside it yet.
+    let elsewhere = dir.path().join("elsewhere.json");
+    pins.save(&elsewhere).expect("saved");
+    std::fs::rename(&elsewhere, &path).expect("moved");
+    // The lock's place is taken by a folder: it cannot be opened (as a
+    // pin file in a folder this process may not write, even for root).
+    std::fs::create_dir(dir.path().join("pins.json.lock")).expect("a folder");
+    let review = Pins::update(&path, |file| file.review("a", &[tool("t", "Does.")], &[]))
+        .expect("nothing to write: read without the lock");
+    assert!(review.findings.is_empty(), "{review:?}");
+    let err = Pins::update(&path, |file| file.review("a", &[tool("u", "New.")], &[]))
+        .expect_err("a new pin needs the lock");
+    assert!(std::error::Error::source(&err).is_some(), "{err:?}");
+    assert_eq!(pinned(&path, "a"), ["t"], "the file is as it was");
 }

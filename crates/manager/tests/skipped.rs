@@ -6,7 +6,7 @@
 mod common;
 
 use common::*;
-use mcpwire_manager::{ConnectPolicy, Manager, ServerSkip, ServerSpec};
+use mcpwire_manager::{ConnectPolicy, Event, Manager, ServerSkip, ServerSpec};
 
 fn skipped(manager: &Manager) -> Vec<String> {
     let mut names: Vec<String> = manager
@@ -73,5 +73,37 @@ async fn the_skipped_servers_follow_reloads_adds_and_replaces() {
         "{:?}",
         manager.skipped_servers()
     );
+    manager.close().await;
+}
+
+#[tokio::test]
+async fn the_first_connect_all_publishes_each_skipped_server_once() {
+    let (connector, _peers) = memory();
+    let spec = |name: &str, enabled: bool| {
+        ServerSpec::with_connector(name, connector.clone())
+            .connect(ConnectPolicy::Manual)
+            .enabled(enabled)
+    };
+    let manager = Manager::builder()
+        .server(spec("a", true))
+        .server(spec("b", false))
+        .build()
+        .unwrap();
+    // Taken after the build: the event comes with the first connect_all.
+    let mut events = manager.events();
+    let report = within(manager.connect_all()).await.unwrap();
+    assert_eq!(report.skipped.len(), 1, "{report:?}");
+    within(manager.connect_all()).await.unwrap();
+    let skipped: Vec<String> = drain(&mut events)
+        .into_iter()
+        .filter_map(|e| match e {
+            Event::ServerSkipped { server, reason } => {
+                assert!(matches!(reason, ServerSkip::Disabled), "{reason:?}");
+                Some(server)
+            }
+            _ => None,
+        })
+        .collect();
+    assert_eq!(skipped, ["b"]);
     manager.close().await;
 }

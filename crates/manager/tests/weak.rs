@@ -31,6 +31,7 @@ async fn closed_resolves_on_close_and_not_before() {
 async fn a_weak_manager_does_not_keep_the_fleet_alive() {
     let manager = manager();
     let weak = manager.downgrade();
+    assert!(format!("{weak:?}").starts_with("WeakManager"), "{weak:?}");
     let closed = tokio::spawn(manager.closed());
     let again = weak.upgrade().expect("the fleet is held");
     assert_eq!(again.servers(), ["a"]);
