@@ -328,15 +328,22 @@ pub enum WatchEvent {
 /// of its content; `None` when it cannot be read (missing, mid-rename).
 type Stamp = Option<(u64, Option<SystemTime>, u64)>;
 
+/// The largest file whose content the watch hashes (loading refuses files
+/// over 4 MiB by default).
+const MAX_HASHED: u64 = 16 << 20;
+
 /// Reads the stamps of `paths` (blocking).
 fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
     paths
         .iter()
         .map(|path| {
             let meta = std::fs::metadata(path).ok()?;
-            let content = std::fs::read(path).ok()?;
             let mut hasher = DefaultHasher::new();
-            content.hash(&mut hasher);
+            // A file too large to be a configuration file (loading refuses
+            // it) is not read every tick: its size and time stand for it.
+            if meta.len() <= MAX_HASHED {
+                std::fs::read(path).ok()?.hash(&mut hasher);
+            }
             Some((meta.len(), meta.modified().ok(), hasher.finish()))
         })
         .collect()
