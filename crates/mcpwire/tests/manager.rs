@@ -392,6 +392,82 @@ async fn a_burst_of_writes_is_one_reload_that_keeps_the_sessions_of_unchanged_se
     assert!(end.is_none(), "{end:?}");
 }
 
+#[test]
+fn watch_options_are_clamped_to_sane_bounds() {
+    let new = WatchOptions::new();
+    assert_eq!(new, WatchOptions::default());
+    let at = |ms| Duration::from_millis(ms);
+    assert_ne!(new.interval(at(10)), new);
+    assert_eq!(new.interval(Duration::ZERO), new.interval(at(10)));
+    assert_eq!(new.interval(at(3_600_000)), new.interval(at(60_000)));
+    assert_ne!(new.quiet(at(1)), new);
+    assert_eq!(new.quiet(at(3_600_000)), new.quiet(at(600_000)));
+    assert_ne!(new.max_delay(at(1)), new);
+    assert_eq!(new.max_delay(at(3_600_000)), new.max_delay(at(600_000)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let options = quick_watch().max_delay(Duration::from_millis(400));
+    let mut watch = files.watch(&manager, options);
+    // A write every 40 ms for 3 s: never 300 ms of quiet.
+    let writer = std::thread::spawn({
+        let (file, one, two) = (file.clone(), server.url("/one"), server.url("/two"));
+        move || {
+            let started = std::time::Instant::now();
+            let mut n = 0u32;
+            while started.elapsed() < Duration::from_secs(3) {
+                n += 1;
+                let text = json!({"mcpServers": {
+                    "one": {"type": "http", "url": one, "headers": {"X-Edition": n.to_string()}},
+                    "two": {"type": "http", "url": two},
+                }});
+                std::fs::write(&file, text.to_string()).unwrap();
+                std::thread::sleep(Duration::from_millis(40));
+            }
+        }
+    });
+    let event = tokio::time::timeout(Duration::from_millis(2000), watch.next_event()).await;
+    assert!(
+        matches!(event, Ok(Some(WatchEvent::Reloaded(_)))),
+        "a reload while the writes go on: {event:?}"
+    );
+    writer.join().unwrap();
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let mut watch = files.watch(&manager, quick_watch());
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // Same length, and the time put back: only the content differs.
+    write_config(&file, &server, &[("two", "/two", None)]);
+    let rewritten = std::fs::File::options().write(true).open(&file).unwrap();
+    rewritten.set_modified(written).unwrap();
+    drop(rewritten);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    assert!(matches!(event, Some(WatchEvent::Reloaded(_))), "{event:?}");
+    assert_eq!(manager.servers(), ["two"]);
+    manager.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_watch_reloads_nothing_more() {
     let server = sessions_server().await;
