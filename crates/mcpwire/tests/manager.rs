@@ -323,7 +323,8 @@ async fn a_burst_of_writes_is_one_reload_that_keeps_the_sessions_of_unchanged_se
     let one = session("one__session").await;
     let two = session("two__session").await;
     let mut watch = files.watch(&manager, quick_watch());
-
+    // The watch's first read is the files as they were.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     // Five saves 20 ms apart, the last by rename: one reload, of the last.
     for edition in ["1", "2", "3", "4"] {
         write_config(
@@ -416,6 +417,7 @@ async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
     let manager = files.builder().unwrap().build().unwrap();
     let options = quick_watch().max_delay(Duration::from_millis(400));
     let mut watch = files.watch(&manager, options);
+    tokio::time::sleep(Duration::from_millis(300)).await;
     // A write every 40 ms for 3 s: never 300 ms of quiet.
     let writer = std::thread::spawn({
         let (file, one, two) = (file.clone(), server.url("/one"), server.url("/two"));
@@ -451,7 +453,8 @@ async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
     let files = ConfigFiles::new([&file]).unwrap();
     let manager = files.builder().unwrap().build().unwrap();
     let mut watch = files.watch(&manager, quick_watch());
-    tokio::time::sleep(Duration::from_millis(100)).await;
+    // The watch's first read is the files as they were.
+    tokio::time::sleep(Duration::from_millis(500)).await;
     let written = std::fs::metadata(&file).unwrap().modified().unwrap();
     let size = std::fs::metadata(&file).unwrap().len();
     // Same length, and the time put back: only the content differs.
@@ -487,6 +490,7 @@ async fn a_dropped_watch_reloads_nothing_more() {
     assert_eq!(manager.servers(), ["one"]);
     // Whereas a live watch would have (the same change, watched).
     let mut watch = files.watch(&manager, quick_watch());
+    tokio::time::sleep(Duration::from_millis(300)).await;
     write_config(
         &file,
         &server,
