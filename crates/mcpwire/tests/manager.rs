@@ -480,6 +480,9 @@ async fn a_dropped_watch_reloads_nothing_more() {
     let files = ConfigFiles::new([&file]).unwrap();
     let manager = files.builder().unwrap().build().unwrap();
     let watch = files.watch(&manager, quick_watch());
+    // Its first read done, it would see the change below: dropped, it
+    // does not.
+    tokio::time::sleep(Duration::from_millis(300)).await;
     drop(watch);
     write_config(
         &file,
