@@ -165,7 +165,16 @@ const SECTIONS: &[Section] = &[
         title: "serve: the whole fleet as one MCP server",
         text: "`serve` starts every server of the `--config` files and offers them as one MCP \
                server: its tools are `{server}__{tool}`, each entry's include and exclude \
-               lists apply (`serve` does not keep pins yet). Over stdio (the \
+               lists apply, and with `--pins FILE` (or `$MCPWIRE_PINS`) the fleet's \
+               listings are held against the pin file as other commands hold theirs \
+               (`--pin-policy`; a blocked tool is not listed and calling it is an error; \
+               what is pinned on first use is saved, merged with what other commands \
+               save). With `--watch` the fleet follows its `--config` files: a save \
+               (in place or by rename) reloads it within about a second, restarting \
+               only the servers whose entries changed, and a file that does not parse \
+               changes nothing; each is a line on stderr. Watching is off by default: a \
+               host that starts `serve` expects the servers it was started with, and a \
+               reload restarts servers under it. Over stdio (the \
                default) one entry in a host's file gives it the whole fleet: \
                `{\"command\": \"mcpwire\", \"args\": [\"--config\", \"FILE\", \"serve\"]}`; \
                stdout carries only the protocol, and everything for people goes to stderr. \
@@ -192,7 +201,8 @@ const SECTIONS: &[Section] = &[
                (`--port`, else a free one; the URL is the first line on stdout): sessions by \
                `Mcp-Session-Id`, answers as SSE (progress, then the answer) or JSON, a GET \
                stream for log messages and `list_changed`, DELETE to end a session, at most \
-               64 sessions, each ended after 10 minutes idle. A request of the stateless \
+               64 sessions (`--max-sessions N`; one more `initialize` is answered 503), each \
+               ended after 10 minutes idle. A request of the stateless \
                revision gets no session and counts against none: it is answered on its own \
                stream, which it cancels by closing. Every request must carry \
                `Authorization: Bearer TOKEN`: `--token`, or `$MCPWIRE_SERVE_TOKEN` (not \
@@ -206,9 +216,9 @@ const SECTIONS: &[Section] = &[
                every command. A socket file whose `serve` is gone is replaced; one still \
                served is not.\
                \n\nNot yet: `subscriptions/listen` (a stateless client hears no \
-               `list_changed` and no log messages), passing the servers' requests (sampling, elicitation, roots) \
-               to the client that caused them (the fleet's servers are not offered them), \
-               named sessions, and `completion/complete`.",
+               `list_changed` and no log messages), the servers' requests for a client of \
+               the stateless revision (they would go as its requests' input rounds; only \
+               clients of the 2025 revisions are sent them), and named sessions.",
         commands: &[
             "mcpwire serve -h",
             "(printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"sh\",\"version\":\"0\"}}}'; sleep 1; printf '%s\\n' '{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\",\"params\":{\"name\":\"demo__echo\",\"arguments\":{\"message\":\"through serve\"}}}'; sleep 1) | mcpwire --config demo.json serve",
@@ -231,8 +241,9 @@ const SECTIONS: &[Section] = &[
                for the first time is pinned (a SHA-256 digest of its title, description, schemas \
                and annotations; a prompt's title, description and arguments) and the file saved. \
                One whose definition changed since it was approved is dealt with by \
-               `--pin-policy`: `block` (the default) leaves it out of listings and a `call` or \
-               `prompt` of it is exit 6; `warn` shows it and says so on stderr; `quarantine` \
+               `--pin-policy`: `block` (the default) leaves it out of listings (and of the \
+               shell's Tab completion) and a `call`, `prompt` or `complete --prompt` of it is \
+               exit 6; `warn` shows it and says so on stderr; `quarantine` \
                leaves out every tool and prompt of the server (and its resources are refused). \
                A renamed tool (a pinned name gone, a new one with its exact definition) is \
                reported and pinned under its new name; hidden characters and tags that speak to \
@@ -244,7 +255,10 @@ const SECTIONS: &[Section] = &[
                line by its words with credential arguments redacted. `pins list [SERVER]` shows \
                what is pinned; `pins approve` (the server as `-s` takes it, or `-- CMD`) shows \
                what would change and, at a terminal, asks (elsewhere it needs `--yes`); \
-               `pins forget SERVER [TOOL]` drops pins so the next listing pins afresh. Below, \
+               `pins forget SERVER [TOOL]` drops pins so the next listing pins afresh. Every \
+               save re-reads the file under a lock (`FILE.lock`, left beside it) and changes \
+               only what this command pinned, approved or forgot, so commands sharing one pin \
+               file (a shell, a script, `serve`) keep each other's pins. Below, \
                the pin file is edited with `sed` to stand for a server that changed or renamed a \
                tool after it was approved.",
         commands: &[

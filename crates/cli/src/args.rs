@@ -347,6 +347,12 @@ pub(crate) enum Command {
         /// commands calls on this live fleet.
         #[arg(long, value_name = "PATH", conflicts_with = "http")]
         socket: Option<PathBuf>,
+        /// Reload the fleet when a --config file changes (read every half
+        /// second; a burst of saves is one reload): only the servers whose
+        /// entries changed are restarted, and a file that does not parse
+        /// changes nothing (said on stderr).
+        #[arg(long)]
+        watch: bool,
     },
     /// The pinned tool and prompt definitions of --pins FILE: list them,
     /// approve a server's as it lists them now, or forget them.

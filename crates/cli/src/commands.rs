@@ -190,6 +190,11 @@ pub(crate) async fn run(r: &Run<'_>, command: &Command) -> Result<Shown, Failure
             value,
             context,
         } => {
+            if let (Some(pins), Some(name)) = (r.pins, prompt)
+                && listed_prompts(r).await?.1.holds(ItemKind::Prompt, name)
+            {
+                return Err(pins.refused(ItemKind::Prompt, name));
+            }
             let reference: CompletionReference = match (prompt, resource) {
                 (Some(name), _) => {
                     serde_json::from_value(json!({"type": "ref/prompt", "name": name}))
@@ -394,6 +399,33 @@ async fn listed_tools(r: &Run<'_>) -> Result<(Vec<mcpwire::Tool>, Held), Failure
         .filter(|t| !held.holds(ItemKind::Tool, &t.name))
         .collect();
     Ok((tools, held))
+}
+
+/// The tool and prompt names the server offers, less what `--pins` holds
+/// back: what the shell completes. A listing that fails offers nothing of
+/// its kind; a pin file that cannot be used offers nothing at all (a name
+/// not checked is not offered), its failure said on stderr.
+pub(crate) async fn offered_names(r: &Run<'_>) -> Vec<String> {
+    let tools = r.client.list_all_tools().timeout(r.timeout).await;
+    let prompts = r.client.list_all_prompts().timeout(r.timeout).await;
+    let (tools, prompts) = (tools.unwrap_or_default(), prompts.unwrap_or_default());
+    let held = match r.pins.map(|pins| pins.hold(&tools, &prompts)) {
+        None => Held::default(),
+        Some(Ok(held)) => held,
+        Some(Err(failure)) => {
+            eprintln!("mcpwire: {}", failure.text(crate::failure::Detail::Short));
+            return Vec::new();
+        }
+    };
+    let tools = tools
+        .into_iter()
+        .map(|t| t.name)
+        .filter(|name| !held.holds(ItemKind::Tool, name));
+    let prompts = prompts
+        .into_iter()
+        .map(|p| p.name)
+        .filter(|name| !held.holds(ItemKind::Prompt, name));
+    tools.chain(prompts).collect()
 }
 
 /// The server's prompts, held against `--pins` if given: what it holds

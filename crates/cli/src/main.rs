@@ -132,13 +132,14 @@ async fn dispatch(cli: &Cli, server_command: &[String]) -> Result<Shown, Failure
             token,
             max_sessions,
             socket,
+            watch,
         } => {
             let mode = match (socket, *http) {
                 (Some(path), _) => serve::Mode::Unix(path.clone()),
                 (None, true) => serve::Mode::Http(*port, token.clone(), *max_sessions),
                 (None, false) => serve::Mode::Stdio,
             };
-            serve::run(global, mode).await
+            serve::run(global, mode, *watch).await
         }
         Command::Login { target } => login::login(global, server_command, target.as_deref()).await,
         Command::Logout { target } => {

@@ -8,7 +8,7 @@
 //! The `pins` command (list, approve, forget) is `pins_command`; this
 //! module is what the other commands consult.
 
-use std::collections::HashSet;
+use std::collections::{BTreeMap, HashSet};
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
@@ -16,11 +16,14 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use mcpwire::Tool;
 use mcpwire::client::types::Prompt;
-use mcpwire::manager::{ItemKind, PinFinding, PinPolicy, Pins, PinsError, Suspicion};
+use mcpwire::manager::{
+    Event, ItemKind, Manager, ManagerBuilder, PinFinding, PinPolicy, Pins, PinsError, Suspicion,
+};
 use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
 
 use crate::args::{Format, Global, PolicyChoice};
-use crate::failure::{Exit, Failure};
+use crate::failure::{Detail, Exit, Failure};
 
 /// The environment variable that names the pin file when `--pins` does not.
 pub(crate) const PINS_VAR: &str = "MCPWIRE_PINS";
@@ -53,10 +56,11 @@ pub(crate) fn load(path: &Path) -> Result<Pins, Failure> {
     Pins::load(path).map_err(|e| file_failure("cannot read the pins", e))
 }
 
-/// Writes the pin file (through a file renamed over it).
-pub(crate) fn save(pins: &Pins, path: &Path) -> Result<(), Failure> {
-    pins.save(path)
-        .map_err(|e| file_failure("cannot save the pins", e))
+/// Changes the pin file with `change` under its lock, on the file as it
+/// is now: two commands saving pins at once keep each other's (see
+/// [`Pins::update`]).
+pub(crate) fn update<T>(path: &Path, change: impl FnOnce(&mut Pins) -> T) -> Result<T, Failure> {
+    Pins::update(path, change).map_err(|e| file_failure("cannot save the pins", e))
 }
 
 /// A pin file that cannot be used: every cause said (the file's name is
@@ -121,21 +125,20 @@ pub(crate) struct PinCheck {
 
 #[derive(Debug)]
 struct State {
-    pins: Pins,
     /// The findings said already this run.
     reported: HashSet<PinFinding>,
 }
 
 impl PinCheck {
-    /// Reads `path` (a missing file is no pins) to check the listings of
-    /// the server known in it as `server`.
+    /// Checks that `path` is a pin file (a missing one is no pins), to hold
+    /// the listings of the server known in it as `server` against it.
     pub(crate) fn open(
         path: PathBuf,
         server: String,
         policy: PinPolicy,
         json: bool,
     ) -> Result<Self, Failure> {
-        let pins = load(&path)?;
+        load(&path)?;
         Ok(Self {
             path,
             server,
@@ -143,25 +146,21 @@ impl PinCheck {
             json,
             hinted: AtomicBool::new(false),
             state: Mutex::new(State {
-                pins,
                 reported: HashSet::new(),
             }),
         })
     }
 
-    /// Holds a listing against the pins: pins what is new and saves the
-    /// file, says on stderr what it found (each finding once), and returns
-    /// what the policy holds back.
+    /// Holds a listing against the pin file as it is now (another command
+    /// may have approved or pinned since): pins what is new and saves the
+    /// file under its lock, says on stderr what it found (each finding
+    /// once), and returns what the policy holds back.
     pub(crate) fn hold(&self, tools: &[Tool], prompts: &[Prompt]) -> Result<Held, Failure> {
         let mut state = self
             .state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let before = state.pins.clone();
-        let review = state.pins.review(&self.server, tools, prompts);
-        if state.pins != before {
-            save(&state.pins, &self.path)?;
-        }
+        let review = update(&self.path, |pins| pins.review(&self.server, tools, prompts))?;
         let held = match self.policy {
             PinPolicy::Block => Held {
                 tools: review.changed(ItemKind::Tool).map(str::to_owned).collect(),
@@ -207,6 +206,113 @@ impl PinCheck {
         // The listing's notes just said how to approve: not again.
         let hinted = self.hinted.load(Ordering::Relaxed);
         unapproved(&self.server, kind, name, self.policy, hinted)
+    }
+}
+
+/// `serve --pins`: the fleet's listings held against the pin file by the
+/// manager itself (so a blocked tool is neither listed to serve's client
+/// nor callable), what it pins saved to the file, what it finds said on
+/// stderr.
+pub(crate) struct FleetPins {
+    path: PathBuf,
+    policy: PinPolicy,
+    json: bool,
+    /// The file's pins as last read or saved: what the manager pinned
+    /// since is merged into the file as it is then.
+    base: Pins,
+}
+
+impl FleetPins {
+    /// With `--pins FILE` (or `$MCPWIRE_PINS`): the file read and `builder`
+    /// set to hold every listing against it with `--pin-policy`.
+    pub(crate) fn open(
+        global: &Global,
+        builder: ManagerBuilder,
+    ) -> Result<(ManagerBuilder, Option<Self>), Failure> {
+        let Some(path) = pin_file(global) else {
+            return Ok((builder, None));
+        };
+        let base = load(&path)?;
+        let keeper = Self {
+            path,
+            policy: policy(global.pin_policy),
+            json: json_findings(global),
+            base,
+        };
+        Ok((
+            builder.pins(keeper.base.clone(), keeper.policy),
+            Some(keeper),
+        ))
+    }
+
+    /// Until `manager` closes: says what its pins find (each server's
+    /// findings together) and saves what it pinned, once the events that
+    /// came together are read. Take `events` before the fleet starts, so
+    /// the first listings' findings are not missed.
+    pub(crate) async fn keep(
+        mut self,
+        manager: Manager,
+        mut events: tokio::sync::broadcast::Receiver<Event>,
+    ) {
+        let mut closed = std::pin::pin!(manager.closed());
+        let mut found: BTreeMap<String, Vec<PinFinding>> = BTreeMap::new();
+        loop {
+            let open = tokio::select! {
+                () = &mut closed => false,
+                event = events.recv() => match event {
+                    Ok(Event::Pinned { server, finding }) => {
+                        found.entry(server).or_default().push(finding);
+                        true
+                    }
+                    Ok(_) | Err(RecvError::Lagged(_)) => true,
+                    Err(RecvError::Closed) => false,
+                },
+            };
+            if !open || events.is_empty() {
+                self.say(std::mem::take(&mut found));
+                self.save(&manager).await;
+            }
+            if !open {
+                return;
+            }
+        }
+    }
+
+    fn say(&self, found: BTreeMap<String, Vec<PinFinding>>) {
+        let mut err = std::io::stderr().lock();
+        for (server, findings) in found {
+            if self.json {
+                for finding in &findings {
+                    let _ = writeln!(err, "{}", finding_json(&server, self.policy, finding));
+                }
+                continue;
+            }
+            for line in notes(&server, self.policy, &self.path, &findings) {
+                match line.strip_prefix(' ') {
+                    Some(hint) => writeln!(err, " {hint}"),
+                    None => writeln!(err, "mcpwire serve: server {server:?}: {line}"),
+                }
+                .unwrap_or(());
+            }
+        }
+    }
+
+    /// Merges what the manager pinned since the last save into the file,
+    /// under its lock, on a blocking thread.
+    async fn save(&mut self, manager: &Manager) {
+        let Some(now) = manager.pins().filter(|p| *p != self.base) else {
+            return;
+        };
+        let (path, base, ours) = (self.path.clone(), self.base.clone(), now.clone());
+        let saved =
+            tokio::task::spawn_blocking(move || update(&path, |file| file.merge(&base, &ours)))
+                .await;
+        match saved {
+            Ok(Ok(())) => self.base = now,
+            Ok(Err(failure)) => eprintln!("mcpwire serve: {}", failure.text(Detail::Short)),
+            // Only a runtime shutting down cancels it.
+            Err(_) => {}
+        }
     }
 }
 

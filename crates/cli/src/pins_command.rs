@@ -186,13 +186,27 @@ fn no_pins(pins: &Pins, server: &str) -> Failure {
 }
 
 fn forget(path: &Path, server: &str, name: Option<&str>) -> Result<Shown, Failure> {
-    let mut pins = pins::load(path)?;
-    let text = match name {
+    // Under the file's lock: a command pinning meanwhile keeps its pins.
+    let text = pins::update(path, |pins| forget_in(pins, server, name))??;
+    let json = json!({ "server": server, "forgot": name.map_or(Value::Null, |n| json!(n)) });
+    Ok(Shown {
+        json,
+        items: None,
+        text,
+        failure: None,
+    })
+}
+
+/// Forgets `server`'s pins (or its item `name`) in `pins`; what to say.
+fn forget_in(pins: &mut Pins, server: &str, name: Option<&str>) -> Result<String, Failure> {
+    match name {
         None => {
             if !pins.forget(server) {
-                return Err(no_pins(&pins, server));
+                return Err(no_pins(pins, server));
             }
-            format!("forgot the pins of {server}: what it lists next is pinned afresh\n")
+            Ok(format!(
+                "forgot the pins of {server}: what it lists next is pinned afresh\n"
+            ))
         }
         Some(name) => {
             let tool = pins.forget_item(server, ItemKind::Tool, name);
@@ -203,19 +217,11 @@ fn forget(path: &Path, server: &str, name: Option<&str>) -> Result<Shown, Failur
                 )));
             }
             let kind = if tool { "tool" } else { "prompt" };
-            format!(
+            Ok(format!(
                 "forgot the pin of {kind} {name:?} of {server}: its next listing pins it afresh\n"
-            )
+            ))
         }
-    };
-    pins::save(&pins, path)?;
-    let json = json!({ "server": server, "forgot": name.map_or(Value::Null, |n| json!(n)) });
-    Ok(Shown {
-        json,
-        items: None,
-        text,
-        failure: None,
-    })
+    }
 }
 
 /// Everything the server lists now: tools and prompts, as far as it
@@ -398,7 +404,9 @@ fn approve(
         shown.failure = Some(Failure::usage("not approved, nothing written"));
         return Ok(shown);
     }
-    pins::save(&after, path)?;
+    // The approval is applied to the file as it is now, under its lock:
+    // what another command pinned meanwhile stays.
+    pins::update(path, |file| file.approve(server, tools, prompts))?;
     shown.json["approved"] = json!(true);
     if !yes {
         // The changes were shown with the question.

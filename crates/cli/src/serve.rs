@@ -10,15 +10,17 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use mcpwire::config::ProcessEnvironment;
-use mcpwire::manager::{Manager, ServerSkip, Transports};
+use mcpwire::config::{Duplicates, LoadOptions, ProcessEnvironment};
+use mcpwire::manager::{ConfigFiles, Manager, ServerSkip, Transports, WatchEvent, WatchOptions};
 use mcpwire::transport::{IoConfig, IoTransport};
 use mcpwire_serve::{HttpOptions, ServeOptions, Server, ServerRequests};
 use serde_json::Value;
+use tokio::task::JoinHandle;
 
 use crate::args::Global;
 use crate::commands::Shown;
 use crate::failure::{Exit, Failure};
+use crate::pins::FleetPins;
 use crate::target;
 
 /// Where to serve.
@@ -34,7 +36,7 @@ pub(crate) enum Mode {
 
 /// Builds the fleet, starts it, and serves one client on stdio until it
 /// closes its side, or HTTP or socket clients until Ctrl-C.
-pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
+pub(crate) async fn run(global: &Global, mode: Mode, watch: bool) -> Result<Shown, Failure> {
     // The socket first: a path already served fails before any server of
     // the fleet is started.
     #[cfg(unix)]
@@ -57,17 +59,22 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
     }
     let transports = Transports::new()
         .map_err(|e| Failure::caused(Exit::Usage, "cannot prepare the transports", e))?;
+    let cannot_build = |e| Failure::caused(Exit::Usage, "cannot build the fleet", e);
     // The servers' sampling, elicitation and roots requests go to the
     // client whose call caused them.
     let requests = ServerRequests::new();
-    let manager = Manager::builder()
+    let builder = Manager::builder()
         .config(
             &config,
             &mcpwire::config_resolver(&ProcessEnvironment),
             &transports,
         )
-        .and_then(|b| requests.install(b).build())
-        .map_err(|e| Failure::caused(Exit::Usage, "cannot build the fleet", e))?;
+        .map_err(cannot_build)?;
+    let (builder, pins) = FleetPins::open(global, requests.install(builder))?;
+    let manager = builder.build().map_err(cannot_build)?;
+    // Taken before the fleet starts: the first listings' findings too.
+    let pins = pins.map(|pins| tokio::spawn(pins.keep(manager.clone(), manager.events())));
+    let watch = watch.then(|| watch_files(global, &manager, &transports));
     let report = manager
         .connect_all()
         .await
@@ -125,6 +132,14 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
         }
     };
     manager.close().await;
+    if let Some(watch) = watch {
+        // It ends with the fleet.
+        let _ = watch.await;
+    }
+    if let Some(pins) = pins {
+        // Its last save, now that the fleet is closed.
+        let _ = pins.await;
+    }
     served?;
     Ok(Shown {
         json: Value::Null,
@@ -132,6 +147,51 @@ pub(crate) async fn run(global: &Global, mode: Mode) -> Result<Shown, Failure> {
         text: String::new(),
         failure: None,
     })
+}
+
+/// `serve --watch`: the `--config` files watched, read as at the start
+/// (later files over earlier ones), the fleet reloaded when they change;
+/// each reload, or why there was none, said on stderr. The task ends when
+/// the fleet is closed.
+fn watch_files(global: &Global, manager: &Manager, transports: &Transports) -> JoinHandle<()> {
+    let files = ConfigFiles::with_transports(global.config.clone(), transports.clone())
+        .load_options(LoadOptions::new().duplicates(Duplicates::LaterWins));
+    let mut watch = files.watch(manager, WatchOptions::new());
+    tokio::spawn(async move {
+        while let Some(event) = watch.next_event().await {
+            let said = match event {
+                WatchEvent::Reloaded(report) if report.is_unchanged() => continue,
+                WatchEvent::Reloaded(report) => format!(
+                    "reloaded the configuration: added {:?}, removed {:?}, restarted {:?}{}",
+                    report.added,
+                    report.removed,
+                    report.replaced,
+                    match report.connect.failed.len() {
+                        0 => String::new(),
+                        n => format!(" ({n} did not start)"),
+                    }
+                ),
+                WatchEvent::Failed(e) => format!(
+                    "the configuration changed but was not reloaded, the fleet is as it was: {}",
+                    chain(&e)
+                ),
+                _ => continue,
+            };
+            eprintln!("mcpwire serve: {said}");
+        }
+    })
+}
+
+/// An error and its causes, on one line.
+fn chain(e: &dyn std::error::Error) -> String {
+    let mut text = e.to_string();
+    let mut source = e.source();
+    while let Some(s) = source {
+        text.push_str(": ");
+        text.push_str(&s.to_string());
+        source = s.source();
+    }
+    text
 }
 
 /// Serves Streamable HTTP on 127.0.0.1 until Ctrl-C. The URL is the first

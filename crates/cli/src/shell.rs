@@ -292,13 +292,9 @@ fn shown_text(shown: &Shown, format: Format) -> String {
 
 /// The REPL, until `exit` or end of input.
 pub(crate) async fn run(run: &Run<'_>, global: &Global) -> Result<Shown, Failure> {
-    let mut names: Vec<String> = Vec::new();
-    if let Ok(tools) = run.client.list_all_tools().timeout(run.timeout).await {
-        names.extend(tools.into_iter().map(|t| t.name));
-    }
-    if let Ok(prompts) = run.client.list_all_prompts().timeout(run.timeout).await {
-        names.extend(prompts.into_iter().map(|p| p.name));
-    }
+    // With --pins, a blocked tool or prompt is not offered: Tab would
+    // complete a name the next line is refused.
+    let names = crate::commands::offered_names(run).await;
     let mut editor: Editor<Completion, FileHistory> = Editor::new()
         .map_err(|e| Failure::caused(Exit::Usage, "cannot start the line editor", e))?;
     // rustyline installs a SIGINT handler of its own for the editor's

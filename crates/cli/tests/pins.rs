@@ -276,6 +276,16 @@ fn a_changed_prompt_is_blocked_alone() {
     let get = run(&server, &[], &["prompt", "greet", "who=Ada"]);
     assert_eq!(get.status.code(), Some(6), "{}", stderr(&get));
     assert!(stderr(&get).contains("prompt \"greet\" is blocked"));
+    // Completing its argument is refused alike, before anything is sent.
+    let complete = run(&server, &[], &["complete", "--prompt", "greet", "who", "A"]);
+    assert_eq!(complete.status.code(), Some(6), "{}", stderr(&complete));
+    assert!(stderr(&complete).contains("prompt \"greet\" is blocked"));
+    let warned = run(
+        &server,
+        &["--pin-policy", "warn"],
+        &["complete", "--prompt", "greet", "who"],
+    );
+    assert_ne!(warned.status.code(), Some(6), "{}", stderr(&warned));
     let tools = run(&server, &["--json"], &["tools"]);
     assert_eq!(tool_names(&tools), ["echo", "add"]);
     // Approving shows the prompt's new description.
@@ -632,4 +642,44 @@ fn a_url_is_pinned_without_its_user_information_query_and_fragment() {
     let servers: Vec<&String> = v["servers"].as_object().expect("servers").keys().collect();
     assert_eq!(servers, [&demo.url]);
     assert!(!text.contains("secret") && !text.contains("abc"), "{text}");
+}
+
+#[test]
+#[cfg_attr(
+    windows,
+    ignore = "the server is a python3 script; the Windows test run has no Python"
+)]
+fn commands_pinning_one_file_at_once_keep_each_others_pins() {
+    let servers: Vec<PinnedServer> = (0..4)
+        .map(|i| PinnedServer::new(&json!({"tools": [echo(&format!("Echoes, {i}."))]})))
+        .collect();
+    let file = servers[0].pins_str();
+    // Four commands, four servers (four command lines), one pin file.
+    let running: Vec<std::process::Child> = servers
+        .iter()
+        .map(|server| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_mcpwire"))
+                .args(["--pins", &file, "tools", "--"])
+                .args(server.command())
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null())
+                .spawn()
+                .expect("mcpwire runs")
+        })
+        .collect();
+    for mut child in running {
+        assert!(child.wait().expect("it ends").success());
+    }
+    let list = mcpwire()
+        .args(["--pins", &file, "--json", "pins", "list"])
+        .output()
+        .expect("mcpwire runs");
+    let listed = stdout(&list);
+    for server in &servers {
+        assert!(
+            listed.contains(&server.key()),
+            "{} in {listed}",
+            server.key()
+        );
+    }
 }

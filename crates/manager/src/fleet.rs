@@ -94,7 +94,8 @@ pub(crate) struct Fleet {
     catalogue_version: watch::Sender<u64>,
     /// `true` once closed; dropped with the fleet, which ends the monitors.
     pub(crate) shutdown: watch::Sender<bool>,
-    pub(crate) skipped_servers: Vec<(String, ServerSkip)>,
+    /// The servers left out by the build or the last change, and why.
+    skipped_servers: Mutex<Vec<(String, ServerSkip)>>,
     skipped_published: AtomicBool,
 }
 
@@ -116,7 +117,7 @@ impl Fleet {
             rebuilding: Mutex::new(()),
             catalogue_version: watch::channel(0).0,
             shutdown: watch::channel(false).0,
-            skipped_servers,
+            skipped_servers: Mutex::new(skipped_servers),
             skipped_published: AtomicBool::new(false),
         };
         // Saved catalogues of lazy servers are part of it from the start.
@@ -170,13 +171,33 @@ impl Fleet {
         if self.skipped_published.swap(true, Ordering::AcqRel) {
             return;
         }
-        for (server, reason) in &self.skipped_servers {
+        for (server, reason) in self.skipped_servers() {
             tracing::info!(server, ?reason, "server skipped");
-            self.publish(Event::ServerSkipped {
-                server: server.clone(),
-                reason: reason.clone(),
-            });
+            self.publish(Event::ServerSkipped { server, reason });
         }
+    }
+
+    /// The servers left out now, and why.
+    pub(crate) fn skipped_servers(&self) -> Vec<(String, ServerSkip)> {
+        lock(&self.skipped_servers).clone()
+    }
+
+    /// Notes a change of the fleet: `joined` servers are in it (no longer
+    /// left out), `skipped` are left out. With `whole`, the change was the
+    /// whole fleet (a reload): `skipped` replaces the list.
+    pub(crate) fn note_skipped(
+        &self,
+        joined: &[String],
+        skipped: &[(String, ServerSkip)],
+        whole: bool,
+    ) {
+        let mut list = lock(&self.skipped_servers);
+        if whole {
+            *list = skipped.to_vec();
+            return;
+        }
+        list.retain(|(name, _)| !joined.contains(name) && !skipped.iter().any(|(s, _)| s == name));
+        list.extend(skipped.iter().cloned());
     }
 
     /// Sets `slot`'s health; an event if its state changed, unless the slot

@@ -93,7 +93,7 @@ pub use event::{Event, ItemSkip, ServerChange, ServerSkip};
 pub use health::Health;
 pub use hooks::{CallHook, CallInfo, Denial, HookFuture};
 pub use item::ItemKind;
-pub use manager::{ConnectReport, Manager, ManagerBuilder};
+pub use manager::{ConnectReport, Manager, ManagerBuilder, WeakManager};
 pub use naming::{Collisions, Naming, SEPARATOR, Sanitizer};
 pub use pins::{PinFinding, PinPolicy, Pins, PinsError, Review, Suspicion};
 pub use reload::FleetReport;

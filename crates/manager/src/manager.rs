@@ -38,6 +38,27 @@ pub struct Manager {
     pub(crate) fleet: Arc<Fleet>,
 }
 
+/// A [`Manager`] that does not keep its fleet alive (see
+/// [`Manager::downgrade`]): for a task that serves the fleet only while
+/// someone else holds it, such as a watch of its configuration files.
+#[derive(Clone)]
+pub struct WeakManager {
+    fleet: std::sync::Weak<Fleet>,
+}
+
+impl std::fmt::Debug for WeakManager {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("WeakManager").finish_non_exhaustive()
+    }
+}
+
+impl WeakManager {
+    /// The manager, unless every [`Manager`] of the fleet was dropped.
+    pub fn upgrade(&self) -> Option<Manager> {
+        self.fleet.upgrade().map(|fleet| Manager { fleet })
+    }
+}
+
 impl std::fmt::Debug for Manager {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Manager")
@@ -357,6 +378,28 @@ impl Manager {
         Ok(())
     }
 
+    /// A handle that does not keep the fleet alive.
+    pub fn downgrade(&self) -> WeakManager {
+        WeakManager {
+            fleet: Arc::downgrade(&self.fleet),
+        }
+    }
+
+    /// True once [`close`](Self::close) was called.
+    pub fn is_closed(&self) -> bool {
+        self.fleet.is_closed()
+    }
+
+    /// Resolves when the manager is closed ([`close`](Self::close)) or its
+    /// last clone dropped. It holds no clone itself.
+    pub fn closed(&self) -> impl Future<Output = ()> + Send + 'static {
+        let mut shutdown = self.fleet.shutdown.subscribe();
+        async move {
+            // An error is the fleet dropped: closed too.
+            let _ = shutdown.wait_for(|closed| *closed).await;
+        }
+    }
+
     /// A builder with every default.
     pub fn builder() -> ManagerBuilder {
         ManagerBuilder::new()
@@ -375,7 +418,7 @@ impl Manager {
         let fleet = &self.fleet;
         fleet.publish_skipped_servers();
         let mut report = ConnectReport {
-            skipped: fleet.skipped_servers.clone(),
+            skipped: fleet.skipped_servers(),
             ..ConnectReport::default()
         };
         let eager: Vec<Arc<Slot>> = fleet
@@ -498,9 +541,14 @@ impl Manager {
             .collect()
     }
 
-    /// The servers left out when the fleet was built, and why.
-    pub fn skipped_servers(&self) -> &[(String, ServerSkip)] {
-        &self.fleet.skipped_servers
+    /// The servers left out of the fleet, and why: those of the build, as
+    /// the fleet's changes leave them. A [reload](Self::reload) makes it the
+    /// servers its specs leave out (a server fixed in its file is no longer
+    /// listed, one newly disabled is); [`add`](Self::add) and
+    /// [`replace`](Self::replace) take the server they bring in off it, or
+    /// put it on if they leave it out.
+    pub fn skipped_servers(&self) -> Vec<(String, ServerSkip)> {
+        self.fleet.skipped_servers()
     }
 
     /// Server `name`'s health.

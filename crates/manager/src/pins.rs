@@ -192,8 +192,62 @@ impl Pins {
     }
 
     /// Writes the pins to `path`, through a file beside it renamed over
-    /// it, so a reader never sees half a file.
+    /// it, so a reader never sees half a file. It replaces what the file
+    /// holds: [`update`](Self::update) keeps what another process wrote.
     pub fn save(&self, path: &Path) -> Result<(), PinsError> {
+        let _lock = lock_file(path)?;
+        self.write(path)
+    }
+
+    /// Changes the pin file at `path` with `change`, keeping what others
+    /// write to it: under a lock on a file beside it (`path` with `.lock`
+    /// added, left in place), it reads the file as it is now (none is no
+    /// pins), applies `change` and, if that changed anything, writes it
+    /// as [`save`](Self::save) does. Two processes updating one file at
+    /// once each see the other's pins; the lock waits (blocking) while
+    /// another holds it, and is released when this returns.
+    ///
+    /// A lock that cannot be taken (a pin file in a folder this process
+    /// may not write) fails the update only if it has something to write:
+    /// a read-only pin file still checks listings.
+    pub fn update<T>(path: &Path, change: impl FnOnce(&mut Pins) -> T) -> Result<T, PinsError> {
+        let lock = lock_file(path);
+        let mut pins = Self::load(path)?;
+        let before = pins.clone();
+        let out = change(&mut pins);
+        if pins != before {
+            let _lock = lock?;
+            pins.write(path)?;
+        }
+        Ok(out)
+    }
+
+    /// Applies to `self` what `ours` changed since `base`: every pin that
+    /// `ours` added, changed or removed against `base`, as `ours` has it;
+    /// the rest of `self` (what another process pinned meanwhile) stays.
+    /// With [`update`](Self::update): `Pins::update(path, |file|
+    /// file.merge(&base, &ours))` saves pins kept in memory since `base`
+    /// was read.
+    pub fn merge(&mut self, base: &Pins, ours: &Pins) {
+        let none = ServerPins::default();
+        let names: std::collections::BTreeSet<&String> =
+            base.servers.keys().chain(ours.servers.keys()).collect();
+        for server in names {
+            let was = base.servers.get(server).unwrap_or(&none);
+            let now = ours.servers.get(server).unwrap_or(&none);
+            if was == now {
+                continue;
+            }
+            let mine = self.servers.entry(server.clone()).or_default();
+            merge_table(&mut mine.tools, &was.tools, &now.tools);
+            merge_table(&mut mine.prompts, &was.prompts, &now.prompts);
+            if !ours.servers.contains_key(server) && mine == &none {
+                self.servers.remove(server);
+            }
+        }
+    }
+
+    fn write(&self, path: &Path) -> Result<(), PinsError> {
         let io = |source| PinsError::Io {
             path: path.display().to_string(),
             source,
@@ -281,6 +335,46 @@ impl Pins {
             _ => return false,
         };
         table.remove(name).is_some()
+    }
+}
+
+/// Holds the lock of the pin file at `path` (a file beside it: the pin
+/// file itself is replaced by a rename, so a lock on it would not hold) until
+/// the returned file is dropped.
+fn lock_file(path: &Path) -> Result<std::fs::File, PinsError> {
+    let mut name = path.as_os_str().to_owned();
+    name.push(".lock");
+    let io = |source| PinsError::Io {
+        path: path.display().to_string(),
+        source,
+    };
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(&name)
+        .map_err(io)?;
+    file.lock().map_err(io)?;
+    Ok(file)
+}
+
+/// Sets in `mine` each name whose digest differs between `was` and `now`
+/// to `now`'s (removed if `now` has none).
+fn merge_table(
+    mine: &mut BTreeMap<String, String>,
+    was: &BTreeMap<String, String>,
+    now: &BTreeMap<String, String>,
+) {
+    for name in was.keys().chain(now.keys()) {
+        match (was.get(name), now.get(name)) {
+            (a, b) if a == b => {}
+            (_, Some(digest)) => {
+                mine.insert(name.clone(), digest.clone());
+            }
+            (_, None) => {
+                mine.remove(name);
+            }
+        }
     }
 }
 

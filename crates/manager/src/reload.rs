@@ -173,6 +173,7 @@ impl Manager {
             });
         }
         let mut report = self.change(Wanted::All(specs)).await?;
+        self.fleet.note_skipped(&[], &skipped, true);
         report.connect.skipped = skipped;
         Ok(report)
     }
@@ -197,7 +198,10 @@ impl Manager {
                 .pop()
                 {
                     Some(spec) => Wanted::Add(spec),
-                    None => return Ok(skipped_only(skipped)),
+                    None => {
+                        fleet.note_skipped(&[], &skipped, false);
+                        return Ok(skipped_only(skipped));
+                    }
                 }
             }
             Wanted::Replace(spec) => {
@@ -237,6 +241,8 @@ impl Manager {
             retired,
             joined,
         } = outcome?;
+        let names: Vec<String> = joined.iter().map(|s| s.name().to_owned()).collect();
+        fleet.note_skipped(&names, &skipped, false);
         report.connect.skipped = skipped;
 
         let eager: Vec<Arc<Slot>> = joined

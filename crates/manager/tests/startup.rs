@@ -290,7 +290,7 @@ async fn configuration_names_that_cannot_prefix_tools_are_refused_in_code() {
         .unwrap();
     assert_eq!(manager.servers(), ["mine"]);
     assert!(matches!(
-        manager.skipped_servers(),
+        manager.skipped_servers().as_slice(),
         [(name, ServerSkip::Disabled)] if name == "off"
     ));
 }

@@ -39,16 +39,41 @@
 //! println!("added {:?}, removed {:?}, replaced {:?}", report.added, report.removed, report.replaced);
 //! # Ok(()) }
 //! ```
+//!
+//! Or [`ConfigFiles::watch`] reloads whenever a file changes:
+//!
+//! ```no_run
+//! use mcpwire::manager::{ConfigFiles, WatchEvent, WatchOptions};
+//!
+//! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! let files = ConfigFiles::new(["claude_desktop_config.json"])?;
+//! let manager = files.builder()?.build()?;
+//! manager.connect_all().await?;
+//! let mut watch = files.watch(&manager, WatchOptions::new());
+//! while let Some(event) = watch.next_event().await {
+//!     match event {
+//!         WatchEvent::Reloaded(report) => println!("reloaded: {:?} added", report.added),
+//!         WatchEvent::Failed(e) => eprintln!("not reloaded: {e}"),
+//!         _ => {}
+//!     }
+//! }
+//! # Ok(()) }
+//! ```
 
 use std::fmt;
+use std::hash::{DefaultHasher, Hash as _, Hasher as _};
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use mcpwire_client::Error as ClientError;
 use mcpwire_config::{
     Config, Environment, LoadError, LoadOptions, ProcessEnvironment, ResolvedServer,
 };
 pub use mcpwire_manager::*;
+
+use tokio::sync::mpsc;
+use tokio::time::Instant;
 
 use crate::from_config::config_resolver;
 pub use crate::from_config::{Transports, UnusableEntry};
@@ -71,7 +96,8 @@ impl Connectors for Transports {
 /// entries become servers through [`Transports`] (every HTTP server on one
 /// connection pool, kept across reloads).
 ///
-/// Nothing watches the files: a reload happens when asked for.
+/// Nothing watches the files unless [`watch`](Self::watch) is called: a
+/// reload happens when asked for.
 #[derive(Clone)]
 pub struct ConfigFiles {
     paths: Vec<PathBuf>,
@@ -100,12 +126,23 @@ impl ConfigFiles {
         I: IntoIterator<Item = P>,
         P: Into<PathBuf>,
     {
-        Ok(Self {
+        Ok(Self::with_transports(paths, Transports::new()?))
+    }
+
+    /// As [`new`](Self::new), with `transports` making the entries into
+    /// servers (such as the ones a fleet was built with, to share their
+    /// HTTP connection pool).
+    pub fn with_transports<I, P>(paths: I, transports: Transports) -> Self
+    where
+        I: IntoIterator<Item = P>,
+        P: Into<PathBuf>,
+    {
+        Self {
             paths: paths.into_iter().map(Into::into).collect(),
             load: LoadOptions::new(),
             env: Arc::new(ProcessEnvironment),
-            transports: Transports::new()?,
-        })
+            transports,
+        }
     }
 
     /// How the files are read (duplicates across files, unusable entries).
@@ -164,6 +201,219 @@ impl ConfigFiles {
         };
         let reload = manager.reload_config(&config, &config_resolver(&*self.env), &self.transports);
         reload.await.map_err(ConfigFilesError::Fleet)
+    }
+
+    /// Watches the files and [reloads](Self::reload) `manager` from them
+    /// when one changes, on a task of its own, until the returned
+    /// [`ConfigWatch`] is dropped or the manager is closed (or dropped: the
+    /// watch does not keep it alive). Call it within a Tokio runtime.
+    ///
+    /// It polls: every [`interval`](WatchOptions::interval) it reads each
+    /// file's size, modification time and content (a hash of it) by path.
+    /// Reading by path sees a file an editor replaced by renaming another
+    /// over it, or deleted and wrote again, as well as one written in
+    /// place; a few configuration files cost a few small reads a tick. A
+    /// burst of writes is one reload: a change is acted on once the files
+    /// have been still for [`quiet`](WatchOptions::quiet), or at the latest
+    /// [`max_delay`](WatchOptions::max_delay) after it was first seen. A
+    /// file that does not parse changes nothing: the fleet stays as it was
+    /// and the failure is a [`WatchEvent::Failed`] (and a log line); the
+    /// next write is tried again. Changes made before this is called are
+    /// not seen: it compares with the files as they are now.
+    pub fn watch(&self, manager: &Manager, options: WatchOptions) -> ConfigWatch {
+        let (events, receiver) = mpsc::channel(WATCH_EVENTS);
+        let task = tokio::spawn(watch_files(
+            self.clone(),
+            manager.downgrade(),
+            manager.closed(),
+            options,
+            events,
+        ));
+        ConfigWatch {
+            events: receiver,
+            task: task.abort_handle(),
+        }
+    }
+}
+
+/// How many watch events wait for a receiver before newer ones are dropped
+/// (each is logged too).
+const WATCH_EVENTS: usize = 16;
+
+/// How [`ConfigFiles::watch`] watches. Every bound is clamped to a sane
+/// range: the interval to 10 ms..60 s, the quiet time and the longest
+/// delay to at most 10 min.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct WatchOptions {
+    interval: Duration,
+    quiet: Duration,
+    max_delay: Duration,
+}
+
+impl Default for WatchOptions {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl WatchOptions {
+    /// Every 500 ms; a change acted on after 300 ms of quiet, at the latest
+    /// 5 s after it was first seen.
+    pub fn new() -> Self {
+        Self {
+            interval: Duration::from_millis(500),
+            quiet: Duration::from_millis(300),
+            max_delay: Duration::from_secs(5),
+        }
+    }
+
+    /// How often the files are read.
+    pub fn interval(mut self, interval: Duration) -> Self {
+        self.interval = interval.clamp(Duration::from_millis(10), Duration::from_secs(60));
+        self
+    }
+
+    /// How long the files must stay as they are before a change is acted
+    /// on (a burst of writes within it is one reload).
+    pub fn quiet(mut self, quiet: Duration) -> Self {
+        self.quiet = quiet.min(MAX_WAIT);
+        self
+    }
+
+    /// The longest a change waits for quiet: files written without a pause
+    /// are reloaded this long after the first change seen.
+    pub fn max_delay(mut self, delay: Duration) -> Self {
+        self.max_delay = delay.min(MAX_WAIT);
+        self
+    }
+}
+
+const MAX_WAIT: Duration = Duration::from_secs(600);
+
+/// A watch of configuration files ([`ConfigFiles::watch`]): stops when
+/// dropped.
+#[derive(Debug)]
+pub struct ConfigWatch {
+    events: mpsc::Receiver<WatchEvent>,
+    task: tokio::task::AbortHandle,
+}
+
+impl ConfigWatch {
+    /// The next thing the watch did; `None` once it stopped (the manager
+    /// closed or dropped). Events not taken wait, at most 16; newer ones
+    /// are then dropped (they are logged).
+    pub async fn next_event(&mut self) -> Option<WatchEvent> {
+        self.events.recv().await
+    }
+}
+
+impl Drop for ConfigWatch {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// What a [`ConfigWatch`] did after a change of the files.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum WatchEvent {
+    /// The fleet was reloaded from them.
+    Reloaded(FleetReport),
+    /// It could not be: a file does not parse, or the fleet it describes
+    /// cannot be made. Nothing changed.
+    Failed(ConfigFilesError),
+}
+
+/// What a file looked like at one read: size, modification time and a hash
+/// of its content; `None` when it cannot be read (missing, mid-rename).
+type Stamp = Option<(u64, Option<SystemTime>, u64)>;
+
+/// The largest file whose content the watch hashes (loading refuses files
+/// over 4 MiB by default).
+const MAX_HASHED: u64 = 16 << 20;
+
+/// Reads the stamps of `paths` (blocking).
+fn stamps(paths: &[PathBuf]) -> Vec<Stamp> {
+    paths
+        .iter()
+        .map(|path| {
+            let meta = std::fs::metadata(path).ok()?;
+            let mut hasher = DefaultHasher::new();
+            // A file too large to be a configuration file (loading refuses
+            // it) is not read every tick: its size and time stand for it.
+            if meta.len() <= MAX_HASHED {
+                std::fs::read(path).ok()?.hash(&mut hasher);
+            }
+            Some((meta.len(), meta.modified().ok(), hasher.finish()))
+        })
+        .collect()
+}
+
+/// The stamps of `files`, read on a blocking thread; `None` if the runtime
+/// is shutting down.
+async fn read_stamps(files: &ConfigFiles) -> Option<Vec<Stamp>> {
+    let paths = files.paths.clone();
+    tokio::task::spawn_blocking(move || stamps(&paths))
+        .await
+        .ok()
+}
+
+/// The watch's task: see [`ConfigFiles::watch`].
+async fn watch_files(
+    files: ConfigFiles,
+    manager: WeakManager,
+    closed: impl Future<Output = ()>,
+    options: WatchOptions,
+    events: mpsc::Sender<WatchEvent>,
+) {
+    let mut closed = std::pin::pin!(closed);
+    let Some(mut last) = read_stamps(&files).await else {
+        return;
+    };
+    // When the change waiting to be acted on was first and last seen.
+    let mut pending: Option<(Instant, Instant)> = None;
+    loop {
+        tokio::select! {
+            () = &mut closed => return,
+            () = tokio::time::sleep(options.interval) => {}
+        }
+        let Some(now_stamps) = read_stamps(&files).await else {
+            return;
+        };
+        let now = Instant::now();
+        if now_stamps != last {
+            last = now_stamps;
+            pending = Some((pending.map_or(now, |(first, _)| first), now));
+        }
+        let Some((first, latest)) = pending else {
+            continue;
+        };
+        if now - latest < options.quiet && now - first < options.max_delay {
+            continue;
+        }
+        pending = None;
+        let Some(manager) = manager.upgrade().filter(|m| !m.is_closed()) else {
+            return;
+        };
+        let event = match files.reload(&manager).await {
+            Ok(report) => {
+                tracing::info!(
+                    added = ?report.added,
+                    removed = ?report.removed,
+                    replaced = ?report.replaced,
+                    "reloaded the fleet from its configuration files"
+                );
+                WatchEvent::Reloaded(report)
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, cause = ?std::error::Error::source(&e).map(ToString::to_string), "the configuration files changed but were not reloaded");
+                WatchEvent::Failed(e)
+            }
+        };
+        drop(manager);
+        if let Err(mpsc::error::TrySendError::Closed(_)) = events.try_send(event) {
+            return;
+        }
     }
 }
 

@@ -11,7 +11,9 @@ use std::process::Stdio;
 use std::time::Duration;
 
 use mcpwire::config::{Format, LoadOptions, ProcessEnvironment, Resolver};
-use mcpwire::manager::{ConfigFiles, ConfigFilesError, Manager, ServerSkip, Transports};
+use mcpwire::manager::{
+    ConfigFiles, ConfigFilesError, Manager, ServerSkip, Transports, WatchEvent, WatchOptions,
+};
 use mcpwire_test_support::http::{Reply, Seen, Server as HttpServer};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -283,6 +285,279 @@ async fn a_reload_from_the_files_keeps_the_sessions_of_unchanged_servers() {
     assert!(chain(&err).contains("mcp.json"), "{}", chain(&err));
     assert_eq!(sorted(manager.servers()), ["four", "one", "two"]);
     assert_eq!(session("one__session").await, one);
+    manager.close().await;
+}
+
+/// Writes `text` as an editor saving by rename does: a new file beside
+/// `path`, renamed over it.
+fn replace_file(path: &Path, text: &str) {
+    let temp = path.with_extension("swp");
+    std::fs::write(&temp, text).unwrap();
+    std::fs::rename(&temp, path).unwrap();
+}
+
+/// A watch that reads the files often, so the test does not wait long.
+fn quick_watch() -> WatchOptions {
+    WatchOptions::new()
+        .interval(Duration::from_millis(20))
+        .quiet(Duration::from_millis(300))
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_burst_of_writes_is_one_reload_that_keeps_the_sessions_of_unchanged_servers() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(
+        &file,
+        &server,
+        &[("one", "/one", None), ("two", "/two", None)],
+    );
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    tokio::time::timeout(LONG, manager.connect_all())
+        .await
+        .unwrap()
+        .unwrap();
+    let session = async |tool: &str| manager.call_tool(tool, &json!({})).await.unwrap().text();
+    let one = session("one__session").await;
+    let two = session("two__session").await;
+    let mut watch = files.watch(&manager, quick_watch());
+    // The watch's first read is the files as they were.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // Five saves 20 ms apart, the last by rename: one reload, of the last.
+    for edition in ["1", "2", "3", "4"] {
+        write_config(
+            &file,
+            &server,
+            &[("one", "/one", None), ("two", "/two", Some(edition))],
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    let last = json!({"mcpServers": {
+        "one": {"type": "http", "url": server.url("/one")},
+        "two": {"type": "http", "url": server.url("/two"), "headers": {"X-Edition": "5"}},
+        "three": {"type": "http", "url": server.url("/three")},
+    }});
+    replace_file(&file, &last.to_string());
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    let Some(WatchEvent::Reloaded(report)) = event else {
+        panic!("{event:?}")
+    };
+    assert_eq!(report.unchanged, ["one"]);
+    assert_eq!(report.replaced, ["two"]);
+    assert_eq!(report.added, ["three"]);
+    assert_eq!(sorted(manager.servers()), ["one", "three", "two"]);
+    let again = tokio::time::timeout(Duration::from_millis(800), watch.next_event()).await;
+    assert!(again.is_err(), "one reload only: {again:?}");
+    assert_eq!(session("one__session").await, one, "`one` kept its session");
+    assert_ne!(session("two__session").await, two);
+    let seen = server.seen();
+    let initialized = |path: &str| {
+        seen.iter()
+            .filter(|s| s.path == path && s.rpc_method().as_deref() == Some("initialize"))
+            .count()
+    };
+    assert_eq!((initialized("/one"), initialized("/two")), (1, 2));
+    let edition = seen
+        .iter()
+        .filter(|s| s.path == "/two")
+        .filter_map(|s| s.header("x-edition"))
+        .collect::<Vec<_>>();
+    assert_eq!(
+        edition.first(),
+        Some(&"5"),
+        "only the last save was read: {edition:?}"
+    );
+
+    // A save that does not parse changes nothing and says why.
+    std::fs::write(&file, "{ \"mcpServers\": ").unwrap();
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    let Some(WatchEvent::Failed(err)) = event else {
+        panic!("{event:?}")
+    };
+    assert!(matches!(err, ConfigFilesError::Load(_)), "{err:?}");
+    assert!(chain(&err).contains("mcp.json"), "{}", chain(&err));
+    assert_eq!(sorted(manager.servers()), ["one", "three", "two"]);
+    assert_eq!(session("one__session").await, one);
+
+    // The watch ends with the manager.
+    manager.close().await;
+    let end = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    assert!(end.is_none(), "{end:?}");
+}
+
+#[test]
+fn watch_options_are_clamped_to_sane_bounds() {
+    let new = WatchOptions::new();
+    assert_eq!(new, WatchOptions::default());
+    let at = |ms| Duration::from_millis(ms);
+    assert_ne!(new.interval(at(10)), new);
+    assert_eq!(new.interval(Duration::ZERO), new.interval(at(10)));
+    assert_eq!(new.interval(at(3_600_000)), new.interval(at(60_000)));
+    assert_ne!(new.quiet(at(1)), new);
+    assert_eq!(new.quiet(at(3_600_000)), new.quiet(at(600_000)));
+    assert_ne!(new.max_delay(at(1)), new);
+    assert_eq!(new.max_delay(at(3_600_000)), new.max_delay(at(600_000)));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let options = quick_watch().max_delay(Duration::from_millis(400));
+    let mut watch = files.watch(&manager, options);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    // A write every 40 ms for 3 s: never 300 ms of quiet.
+    let writer = std::thread::spawn({
+        let (file, one, two) = (file.clone(), server.url("/one"), server.url("/two"));
+        move || {
+            let started = std::time::Instant::now();
+            let mut n = 0u32;
+            while started.elapsed() < Duration::from_secs(3) {
+                n += 1;
+                let text = json!({"mcpServers": {
+                    "one": {"type": "http", "url": one, "headers": {"X-Edition": n.to_string()}},
+                    "two": {"type": "http", "url": two},
+                }});
+                std::fs::write(&file, text.to_string()).unwrap();
+                std::thread::sleep(Duration::from_millis(40));
+            }
+        }
+    });
+    let event = tokio::time::timeout(Duration::from_millis(2000), watch.next_event()).await;
+    assert!(
+        matches!(event, Ok(Some(WatchEvent::Reloaded(_)))),
+        "a reload while the writes go on: {event:?}"
+    );
+    writer.join().unwrap();
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let mut watch = files.watch(&manager, quick_watch());
+    // The watch's first read is the files as they were.
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let written = std::fs::metadata(&file).unwrap().modified().unwrap();
+    let size = std::fs::metadata(&file).unwrap().len();
+    // Same length, and the time put back: only the content differs.
+    write_config(&file, &server, &[("two", "/two", None)]);
+    let rewritten = std::fs::File::options().write(true).open(&file).unwrap();
+    rewritten.set_modified(written).unwrap();
+    drop(rewritten);
+    assert_eq!(std::fs::metadata(&file).unwrap().len(), size);
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    assert!(matches!(event, Some(WatchEvent::Reloaded(_))), "{event:?}");
+    assert_eq!(manager.servers(), ["two"]);
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn a_dropped_watch_reloads_nothing_more() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    let watch = files.watch(&manager, quick_watch());
+    // Its first read done, it would see the change below: dropped, it
+    // does not.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    drop(watch);
+    write_config(
+        &file,
+        &server,
+        &[("one", "/one", None), ("two", "/two", None)],
+    );
+    tokio::time::sleep(Duration::from_millis(800)).await;
+    assert_eq!(manager.servers(), ["one"]);
+    // Whereas a live watch would have (the same change, watched).
+    let mut watch = files.watch(&manager, quick_watch());
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    write_config(
+        &file,
+        &server,
+        &[("one", "/one", None), ("three", "/three", None)],
+    );
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    assert!(matches!(event, Some(WatchEvent::Reloaded(_))), "{event:?}");
+    assert_eq!(sorted(manager.servers()), ["one", "three"]);
+    manager.close().await;
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn the_skipped_servers_follow_the_reloads() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    let write = |one_off: bool, two_off: bool| {
+        let text = json!({"mcpServers": {
+            "one": {"type": "http", "url": server.url("/one"), "disabled": one_off},
+            "two": {"type": "http", "url": server.url("/two"), "disabled": two_off},
+        }});
+        std::fs::write(&file, text.to_string()).unwrap();
+    };
+    let skipped = |m: &Manager| -> Vec<String> {
+        sorted(
+            m.skipped_servers()
+                .into_iter()
+                .map(|(name, why)| {
+                    assert!(matches!(why, ServerSkip::Disabled), "{why:?}");
+                    name
+                })
+                .collect(),
+        )
+    };
+    write(false, true);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    assert_eq!(skipped(&manager), ["two"]);
+    // `two` fixed: no longer left out.
+    write(false, false);
+    let report = tokio::time::timeout(LONG, files.reload(&manager))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.added, ["two"]);
+    assert!(
+        skipped(&manager).is_empty(),
+        "{:?}",
+        manager.skipped_servers()
+    );
+    // `one` newly disabled: left out, and said so.
+    write(true, false);
+    let report = tokio::time::timeout(LONG, files.reload(&manager))
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(report.removed, ["one"]);
+    assert_eq!(skipped(&manager), ["one"]);
+    // A reload that fails leaves the list as it was.
+    std::fs::write(&file, "{").unwrap();
+    assert!(files.reload(&manager).await.is_err());
+    assert_eq!(skipped(&manager), ["one"]);
     manager.close().await;
 }
 
