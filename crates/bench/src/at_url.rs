@@ -74,7 +74,11 @@ impl Caller for AtUrl {
 }
 
 /// What a process other than this one has used so far: serve's CPU time
-/// and memory, read from `/proc/PID` (Linux, as the benchmark).
+/// and memory, read from `/proc/PID`. Linux only, as the whole benchmark
+/// is (its own figures come from `/proc/self`, and the rows it writes were
+/// all measured on Linux); elsewhere `--watch-pid` is refused with that
+/// reason rather than read from some other source whose figures would not
+/// compare.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Watched {
     pid: u32,
@@ -93,6 +97,15 @@ impl Watched {
         Watched { pid }
     }
 
+    #[cfg(not(target_os = "linux"))]
+    fn read(self) -> Result<Reading, String> {
+        Err(format!(
+            "--watch-pid {} reads /proc, which only Linux has",
+            self.pid
+        ))
+    }
+
+    #[cfg(target_os = "linux")]
     fn read(self) -> Result<Reading, String> {
         let dir = format!("/proc/{}", self.pid);
         let stat = std::fs::read_to_string(format!("{dir}/stat"))
@@ -268,11 +281,19 @@ mod tests {
         assert_eq!(per_session(5, 5, 0), 0.0);
     }
 
+    #[cfg(target_os = "linux")]
     #[test]
     fn this_process_can_be_watched() {
         let reading = Watched::new(std::process::id()).read().unwrap();
         assert!(reading.rss_kib > 0);
         assert!(reading.fds > 0);
         assert!(Watched::new(u32::MAX).read().is_err());
+    }
+
+    #[cfg(not(target_os = "linux"))]
+    #[test]
+    fn watching_is_refused_off_linux_with_the_reason() {
+        let err = Watched::new(std::process::id()).read().unwrap_err();
+        assert!(err.contains("only Linux"), "{err}");
     }
 }
