@@ -144,6 +144,28 @@ impl AsyncWrite for TcpOrTls {
 mod tests {
     use super::*;
 
+    /// Shutting a plain connection down sends its end of stream: the peer
+    /// reads what was written, then the end, at once.
+    #[tokio::test(flavor = "multi_thread")]
+    async fn a_shutdown_ends_the_stream_for_the_peer() {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (ours, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        let mut ours = TcpOrTls::Plain(ours.unwrap());
+        let (mut theirs, _) = accepted.unwrap();
+        ours.write_all(b"bye").await.unwrap();
+        ours.shutdown().await.unwrap();
+        let mut read = Vec::new();
+        let ended = tokio::time::timeout(
+            std::time::Duration::from_secs(20),
+            theirs.read_to_end(&mut read),
+        )
+        .await;
+        assert!(ended.is_ok(), "the peer saw no end of stream");
+        assert_eq!(read, b"bye");
+    }
+
     #[test]
     fn trusts_the_roots_asked_for_and_refuses_a_bad_one() {
         let none = Roots {
