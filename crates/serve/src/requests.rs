@@ -517,19 +517,28 @@ impl Drop for Calling {
 /// reaches no server, `Some(None)` when its server cannot be told (it then
 /// counts for every server).
 pub(crate) fn upstream_server(manager: &Manager, request: &Request) -> Option<Option<String>> {
-    let params: Value = request
-        .params
-        .as_ref()
-        .and_then(|p| p.deserialize().ok())
-        .unwrap_or(Value::Null);
-    let field = |name: &str| params.get(name).and_then(Value::as_str).map(str::to_owned);
+    /// What names the target; the arguments, however large, are skipped
+    /// by the parser, not built into a tree on every call.
+    #[derive(serde::Deserialize)]
+    struct Target {
+        name: Option<String>,
+        uri: Option<String>,
+    }
+    let target = || {
+        request
+            .params
+            .as_ref()
+            .and_then(|p| p.deserialize::<Target>().ok())
+    };
     let server = match request.method.as_str() {
-        "tools/call" => field("name").and_then(|n| manager.route(&n).ok().map(|(s, _)| s)),
-        "prompts/get" => field("name").and_then(|n| {
+        "tools/call" => target()
+            .and_then(|t| t.name)
+            .and_then(|n| manager.route(&n).ok().map(|(s, _)| s)),
+        "prompts/get" => target().and_then(|t| t.name).and_then(|n| {
             let prompts = manager.prompts().ok()?;
             prompts.into_iter().find(|p| p.name == n).map(|p| p.server)
         }),
-        "resources/read" => field("uri").and_then(|uri| {
+        "resources/read" => target().and_then(|t| t.uri).and_then(|uri| {
             let resources = manager.resources();
             resources
                 .into_iter()
