@@ -304,12 +304,15 @@ async fn fleet(
 /// `initialize` era: only its clients get the servers' requests (the
 /// stateless era has none outside a request's own input rounds).
 async fn connect(manager: &Manager, requests: &ServerRequests, config: ClientConfig) -> Client {
-    let config = config.era(EraChoice::Legacy);
+    let options = ServeOptions::new().server_requests(requests.clone());
+    serve_to(manager, options, config.era(EraChoice::Legacy)).await
+}
+
+/// Serves `manager` with `options` to our own client configured by
+/// `config`, over an in-memory byte stream.
+async fn serve_to(manager: &Manager, options: ServeOptions, config: ClientConfig) -> Client {
     let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let server = Server::with_options(
-        manager.clone(),
-        ServeOptions::new().server_requests(requests.clone()),
-    );
+    let server = Server::with_options(manager.clone(), options);
     tokio::spawn(async move {
         server
             .serve(IoTransport::from_stream(ours, IoConfig::new()))
@@ -712,19 +715,8 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
     assert_eq!(upstream.code.0, -32602, "{upstream:?}");
 
     // A client of the stateless era completes the same way.
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let server = Server::new(manager.clone());
-    tokio::spawn(async move {
-        server
-            .serve(IoTransport::from_stream(ours, IoConfig::new()))
-            .await
-    });
-    let stateless = within(Client::connect(
-        IoTransport::from_stream(theirs, IoConfig::new()),
-        ClientConfig::new().era(EraChoice::Modern),
-    ))
-    .await
-    .unwrap();
+    let modern = ClientConfig::new().era(EraChoice::Modern);
+    let stateless = serve_to(&manager, ServeOptions::new(), modern).await;
     let prompt = CompletionReference::Prompt {
         name: "b__greet".into(),
     };
@@ -855,22 +847,9 @@ async fn a_stateless_clients_call_does_not_draw_the_servers_requests() {
     let (manager, _seen) = fleet(&["a"], &requests).await;
     let alice = connect(&manager, &requests, sampler("alice")).await;
 
-    let (ours, theirs) = tokio::io::duplex(64 * 1024);
-    let server = Server::with_options(
-        manager.clone(),
-        ServeOptions::new().server_requests(requests.clone()),
-    );
-    tokio::spawn(async move {
-        server
-            .serve(IoTransport::from_stream(ours, IoConfig::new()))
-            .await
-    });
-    let stateless = within(Client::connect(
-        IoTransport::from_stream(theirs, IoConfig::new()),
-        sampler("stateless").era(EraChoice::Modern),
-    ))
-    .await
-    .unwrap();
+    let options = ServeOptions::new().server_requests(requests.clone());
+    let modern = sampler("stateless").era(EraChoice::Modern);
+    let stateless = serve_to(&manager, options, modern).await;
 
     let text = text_of(&stateless, "a__sample").await;
     assert!(text.starts_with("ok "), "{text}");
