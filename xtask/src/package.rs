@@ -27,6 +27,10 @@ const PRIVATE: &[&str] = &[
     "tests/",
 ];
 
+/// Where the archives are built and checked, under the target directory;
+/// removed before and after.
+const BUILD_DIR: &str = "package-check";
+
 /// Packages and checks every publishable crate (the libraries and the
 /// command).
 pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
@@ -37,22 +41,36 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
         .filter(|name| root.join(crate_dir(name)).join("Cargo.toml").exists())
         .collect();
     let version = env!("CARGO_PKG_VERSION");
-    forget_earlier_archives(root, &names, version);
+    forget_earlier_archives(&names, version);
+    let build = target_dir(root).join(BUILD_DIR);
+    let _ = fs::remove_dir_all(&build);
     let mut cmd = cargo();
     // A working tree with local changes may be packaged too: CI's is clean.
     cmd.args(["package", "--allow-dirty"]);
     for name in &names {
         cmd.args(["-p", name]);
     }
-    run(&mut cmd)?;
-    let dir = target_dir(root).join("package");
+    // An archive is built as a workspace of its own, without our
+    // `[profile.dev]`: full debug information in every dependency, several
+    // GB a CI machine does not have. The same profile is given here, and the
+    // build goes to a directory of its own that is removed afterwards.
+    cmd.arg("--target-dir").arg(&build);
+    cmd.args(["--config", "profile.dev.debug=\"line-tables-only\""]);
+    cmd.args(["--config", "profile.dev.package.\"*\".debug=false"]);
+    cmd.env("CARGO_INCREMENTAL", "0");
+    let packaged = run(&mut cmd);
+    let dir = build.join("package");
     let mut problems = Vec::new();
-    for name in &names {
-        let archive = dir.join(format!("{name}-{version}.crate"));
-        problems.extend(
-            check(&archive, name, version).unwrap_or_else(|e| vec![format!("{name}: {e}")]),
-        );
+    if packaged.is_ok() {
+        for name in &names {
+            let archive = dir.join(format!("{name}-{version}.crate"));
+            problems.extend(
+                check(&archive, name, version).unwrap_or_else(|e| vec![format!("{name}: {e}")]),
+            );
+        }
     }
+    let _ = fs::remove_dir_all(&build);
+    packaged?;
     if problems.is_empty() {
         eprintln!(
             "package: {} crates packaged; each holds its README and both licence files, \
@@ -65,16 +83,15 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Forgets what an earlier run left of our archives. Each archive is checked
-/// by building it against the archives of the crates it depends on, which
-/// cargo serves from a local registry; cargo takes a registry crate of a
-/// given version to be immutable, so it would reuse the sources it unpacked
-/// and the build it made for an earlier archive of the same version, and
-/// check today's crate against yesterday's dependency. Removed: those
-/// unpacked sources and archives in the cargo home, and the build
-/// fingerprints of every unit whose sources lie there. Nothing a clean
-/// machine has; best effort, so a missing directory is no error.
-fn forget_earlier_archives(root: &Path, names: &[&str], version: &str) {
+/// Forgets what an earlier run left of our archives in the cargo home.
+/// Each archive is checked by building it against the archives of the
+/// crates it depends on, which cargo serves from a local registry; cargo
+/// takes a registry crate of a given version to be immutable, so it would
+/// reuse the sources it unpacked for an earlier archive of the same version
+/// and check today's crate against yesterday's dependency. (The build itself
+/// starts from an empty directory.) Nothing a clean machine has; best
+/// effort, so a missing directory is no error.
+fn forget_earlier_archives(names: &[&str], version: &str) {
     let home = std::env::var_os("CARGO_HOME").map_or_else(
         || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
         PathBuf::from,
@@ -88,30 +105,6 @@ fn forget_earlier_archives(root: &Path, names: &[&str], version: &str) {
                 let path = registry.path().join(format!("{name}-{version}{suffix}"));
                 let _ = fs::remove_dir_all(&path).or_else(|_| fs::remove_file(&path));
             }
-        }
-    }
-    let debug = target_dir(root).join("debug");
-    let Ok(deps) = fs::read_dir(debug.join("deps")) else {
-        return;
-    };
-    for entry in deps.flatten() {
-        let file = entry.file_name().to_string_lossy().into_owned();
-        let Some(unit) = file.strip_suffix(".d") else {
-            continue;
-        };
-        let Some((lib, hash)) = unit.rsplit_once('-') else {
-            continue;
-        };
-        let Some(name) = names.iter().find(|n| n.replace('-', "_") == lib) else {
-            continue;
-        };
-        let from_registry = fs::read_to_string(entry.path()).is_ok_and(|d| {
-            d.lines()
-                .next()
-                .is_some_and(|l| l.contains("/registry/src/"))
-        });
-        if from_registry {
-            let _ = fs::remove_dir_all(debug.join(".fingerprint").join(format!("{name}-{hash}")));
         }
     }
 }
