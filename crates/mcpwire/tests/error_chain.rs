@@ -70,7 +70,13 @@ async fn a_refused_connection_ends_in_the_io_error() {
         .find_map(|e| e.downcast_ref::<mcpwire::http::Error>())
         .expect("the HTTP error");
     // No retry was allowed: the failure is itself, not a spent budget.
-    assert!(matches!(http, mcpwire::http::Error::Connect(_)), "{http:?}");
+    assert!(
+        matches!(
+            http,
+            mcpwire::http::Error::Connect(mcpwire::transport::ConnectError::Unreachable(_))
+        ),
+        "{http:?}"
+    );
     // One level per message: no message repeats the one below it.
     let all = messages(&err);
     for pair in all.windows(2) {
@@ -164,5 +170,8 @@ async fn a_bad_url_is_a_connect_error_not_a_transport_one() {
         .source()
         .and_then(|s| s.downcast_ref::<mcpwire::http::Error>())
         .expect("the HTTP error is the cause");
-    assert!(matches!(http, mcpwire::http::Error::UnsupportedScheme(_)));
+    assert!(matches!(
+        http,
+        mcpwire::http::Error::Connect(mcpwire::transport::ConnectError::UnsupportedScheme { .. })
+    ));
 }

@@ -79,6 +79,47 @@ impl HttpStatus {
     }
 }
 
+/// A boxed error from a layer below (rustls, hyper, the OS).
+type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Why a network transport (HTTP, WebSocket) could not be set up, or could
+/// not reach its server: the failures before anything was sent, which both
+/// transports share. Each transport's own error holds it as its `Connect`
+/// variant and shows it as it is.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ConnectError {
+    /// The URL could not be parsed or is not absolute.
+    #[error("invalid URL {url:?}")]
+    InvalidUrl {
+        /// The URL as given.
+        url: String,
+        /// Why it was rejected.
+        #[source]
+        source: BoxError,
+    },
+    /// The URL's scheme is not one this transport speaks.
+    #[error("unsupported URL scheme {scheme:?} (expected {expected})")]
+    UnsupportedScheme {
+        /// The scheme as given.
+        scheme: String,
+        /// The schemes this transport speaks, for the message
+        /// (`"http or https"`).
+        expected: &'static str,
+    },
+    /// The TLS configuration could not be built (a bad root certificate, an
+    /// unusable platform root store).
+    #[error("TLS configuration rejected")]
+    Tls(#[source] BoxError),
+    /// Setting the transport up needs a tokio runtime and none was running.
+    #[error("no tokio runtime is running")]
+    NoRuntime,
+    /// No connection could be made (refused, unreachable, DNS, a failed TLS
+    /// handshake): nothing reached the server, so a retry is safe.
+    #[error("could not connect")]
+    Unreachable(#[source] BoxError),
+}
+
 /// A transport error: reported as a non-fatal
 /// [`TransportEvent::Error`](crate::TransportEvent::Error), attached to an
 /// undelivered frame, or inside a close reason.

@@ -87,7 +87,7 @@ mod tapped;
 pub use abort::RequestAbort;
 pub use active::{Active, Grants};
 pub use backoff::{Backoff, Jitter};
-pub use error::{HttpStatus, SendError, TransportError};
+pub use error::{ConnectError, HttpStatus, SendError, TransportError};
 pub use event::{CloseReason, ExitInfo, TransportEvent};
 #[cfg(feature = "test-util")]
 pub use harness::{GrantHarness, HarnessError};

@@ -14,6 +14,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpwire_auth::Authorizer;
+use mcpwire_transport::ConnectError;
 use mcpwire_transport::tls::{self, Roots};
 
 use crate::config::{Http2, HttpConfig, ProxyConfig};
@@ -300,7 +301,7 @@ impl HttpClient {
 /// reached the server, so they are safe to retry.
 fn classify_client_error(e: hyper_util::client::legacy::Error) -> Error {
     if e.is_connect() {
-        return Error::Connect(Box::new(e));
+        return ConnectError::Unreachable(Box::new(e)).into();
     }
     let mut source: Option<&(dyn std::error::Error + 'static)> = Some(&e);
     while let Some(s) = source {
@@ -344,5 +345,5 @@ fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {
     } else {
         vec![b"h2".to_vec(), b"http/1.1".to_vec()]
     };
-    tls::client_config(roots, alpn).map_err(Error::Tls)
+    tls::client_config(roots, alpn).map_err(|e| ConnectError::Tls(e).into())
 }

@@ -6,7 +6,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use mcpwire_transport::{HttpStatus, TransportError};
+use mcpwire_transport::{ConnectError, HttpStatus, TransportError};
 
 use mcpwire_auth::Challenge;
 
@@ -22,28 +22,11 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The URL could not be parsed or is not absolute.
-    #[error("invalid URL {url:?}")]
-    InvalidUrl {
-        /// The URL as given.
-        url: String,
-        /// Why it was rejected.
-        #[source]
-        source: BoxError,
-    },
-    /// The URL scheme is neither `http` nor `https`.
-    #[error("unsupported URL scheme {0:?} (expected http or https)")]
-    UnsupportedScheme(String),
-    /// The TLS configuration could not be built (a bad root certificate).
-    #[error("TLS configuration rejected")]
-    Tls(#[source] BoxError),
-    /// Constructing a transport needs a tokio runtime and none was running.
-    #[error("no tokio runtime is running")]
-    NoRuntime,
-    /// No connection could be made (refused, unreachable, DNS, TLS handshake,
-    /// connect timeout): nothing reached the server, so a retry is safe.
-    #[error("could not connect")]
-    Connect(#[source] BoxError),
+    /// The transport could not be set up (a bad URL, no runtime, a bad TLS
+    /// configuration), or no connection could be made: nothing reached the
+    /// server. Shown as it is.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
     /// A header value given to us is not a valid HTTP header value.
     #[error("invalid header value {0:?}")]
     InvalidHeaderValue(String),

@@ -12,6 +12,8 @@ use http::{Request, Response};
 use mcpwire_auth::{FetchError, FetchErrorKind, HttpFetch, PublicAddressesOnly};
 
 use crate::client::{HttpClient, WeakClient};
+use mcpwire_transport::ConnectError;
+
 use crate::error::Error;
 use crate::response::read_body;
 
@@ -67,7 +69,7 @@ async fn fetch(
 
 fn fetch_error(e: Error) -> FetchError {
     let kind = match e {
-        Error::Connect(_) => FetchErrorKind::Connect,
+        Error::Connect(ConnectError::Unreachable(_)) => FetchErrorKind::Connect,
         Error::Timeout => FetchErrorKind::Timeout,
         _ => FetchErrorKind::Other,
     };

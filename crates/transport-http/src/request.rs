@@ -14,7 +14,9 @@ use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, Status
 use http_body_util::Full;
 use hyper::body::Incoming;
 use mcpwire_auth::{AuthRound, Challenged};
-use mcpwire_transport::{Direction, FrameMeta, REDACTED, Tapped, is_credential_header};
+use mcpwire_transport::{
+    ConnectError, Direction, FrameMeta, REDACTED, Tapped, is_credential_header,
+};
 
 use crate::context::Link;
 use crate::error::Error;
@@ -246,7 +248,11 @@ pub(crate) async fn send_with_retry(
         let result = send(link, build, req).await;
         let floor = match &result {
             Ok(resp) if is_busy(resp.status()) => retry_after(resp.headers()),
-            Err(Error::Connect(e)) if !certificate_rejected(e.as_ref()) => None,
+            Err(Error::Connect(ConnectError::Unreachable(e)))
+                if !certificate_rejected(e.as_ref()) =>
+            {
+                None
+            }
             _ => return result,
         };
         let Some(delay) = backoff.next_delay(floor) else {

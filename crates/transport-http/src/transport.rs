@@ -9,8 +9,8 @@ use std::task::{Context, Poll};
 
 use http::{HeaderValue, Uri};
 use mcpwire_transport::{
-    Active, CloseReason, Direction, FrameSender, Grants, Tap, Tapped, Transport, TransportError,
-    TransportEvent, TransportInfo,
+    Active, CloseReason, ConnectError, Direction, FrameSender, Grants, Tap, Tapped, Transport,
+    TransportError, TransportEvent, TransportInfo,
 };
 use tokio::sync::{oneshot, watch};
 use tokio::time::Sleep;
@@ -34,7 +34,7 @@ const CLOSE_GRACE: std::time::Duration = std::time::Duration::from_secs(1);
 /// # Tasks
 ///
 /// Each transport spawns one driver task on the current tokio runtime (so the
-/// constructors fail with [`Error::NoRuntime`] outside one). The driver posts
+/// constructors fail with [`ConnectError::NoRuntime`] outside one). The driver posts
 /// queued frames, and spawns tasks only for streams that are not a request's
 /// answer (the GET stream, a notification's answer body, the first answer
 /// during the automatic fallback, the legacy SSE stream). Requests in flight are not tasks: in Streamable HTTP a
@@ -137,7 +137,7 @@ impl HttpTransport {
         start: Start,
         authorizer: Option<Arc<dyn mcpwire_auth::Authorizer>>,
     ) -> Result<Self, Error> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| ConnectError::NoRuntime)?;
         let uri = parse_url(url)?;
         let config = client.config();
         let (events, queues) = Events::new(config.read_ahead);
@@ -340,25 +340,33 @@ impl Transport for HttpTransport {
 
 /// Parses an absolute `http` or `https` URL.
 fn parse_url(url: &str) -> Result<Uri, Error> {
-    let uri: Uri = url.parse().map_err(|e| Error::InvalidUrl {
+    let uri: Uri = url.parse().map_err(|e| ConnectError::InvalidUrl {
         url: url.to_owned(),
         source: Box::new(e),
     })?;
     match uri.scheme_str() {
         Some("http") | Some("https") => {}
-        Some(other) => return Err(Error::UnsupportedScheme(other.to_owned())),
+        Some(other) => {
+            return Err(ConnectError::UnsupportedScheme {
+                scheme: other.to_owned(),
+                expected: "http or https",
+            }
+            .into());
+        }
         None => {
-            return Err(Error::InvalidUrl {
+            return Err(ConnectError::InvalidUrl {
                 url: url.to_owned(),
                 source: "the URL is not absolute".into(),
-            });
+            }
+            .into());
         }
     }
     if uri.host().is_none() {
-        return Err(Error::InvalidUrl {
+        return Err(ConnectError::InvalidUrl {
             url: url.to_owned(),
             source: "the URL has no host".into(),
-        });
+        }
+        .into());
     }
     Ok(uri)
 }

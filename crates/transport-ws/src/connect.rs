@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use http::header::{RETRY_AFTER, WWW_AUTHENTICATE};
-use mcpwire_transport::HttpStatus;
+use mcpwire_transport::{ConnectError, HttpStatus};
 use rustls::pki_types::ServerName;
 use tokio::net::TcpStream;
 use tokio_rustls::TlsConnector;
@@ -67,19 +67,20 @@ impl WsConnector {
         let connect = async {
             let tcp = TcpStream::connect((target.host.as_str(), target.port))
                 .await
-                .map_err(|e| Error::Connect(Box::new(e)))?;
+                .map_err(|e| ConnectError::Unreachable(Box::new(e)))?;
             // Small messages (a request, an answer) go out at once.
             let _ = tcp.set_nodelay(true);
             let stream = if target.tls {
-                let name =
-                    ServerName::try_from(target.host.clone()).map_err(|e| Error::InvalidUrl {
+                let name = ServerName::try_from(target.host.clone()).map_err(|e| {
+                    ConnectError::InvalidUrl {
                         url: target.uri.to_string(),
                         source: Box::new(e),
-                    })?;
+                    }
+                })?;
                 let tls = TlsConnector::from(self.inner.tls.clone())
                     .connect(name, tcp)
                     .await
-                    .map_err(|e| Error::Connect(Box::new(e)))?;
+                    .map_err(|e| ConnectError::Unreachable(Box::new(e)))?;
                 TcpOrTls::Tls(Box::new(tls))
             } else {
                 TcpOrTls::Plain(tcp)
@@ -119,7 +120,7 @@ fn handshake_error(e: tungstenite::Error) -> Error {
             SubProtocolError::NoSubProtocol => Error::SubprotocolNotSelected,
             _ => Error::SubprotocolMismatch,
         },
-        tungstenite::Error::Io(io) => Error::Connect(Box::new(io)),
+        tungstenite::Error::Io(io) => ConnectError::Unreachable(Box::new(io)).into(),
         other => Error::Handshake(other),
     }
 }

@@ -3,11 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use mcpwire_transport::{HttpStatus, TransportError};
+use mcpwire_transport::{ConnectError, HttpStatus, TransportError};
 use tokio_tungstenite::tungstenite;
-
-/// A boxed error from a layer below us (rustls, the OS).
-pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
 /// An error of the WebSocket transport.
 ///
@@ -19,29 +16,11 @@ pub(crate) type BoxError = Box<dyn std::error::Error + Send + Sync>;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// The URL could not be parsed or is not absolute.
-    #[error("invalid URL {url:?}")]
-    InvalidUrl {
-        /// The URL as given.
-        url: String,
-        /// Why it was rejected.
-        #[source]
-        source: BoxError,
-    },
-    /// The URL scheme is neither `ws` nor `wss`.
-    #[error("unsupported URL scheme {0:?} (expected ws or wss)")]
-    UnsupportedScheme(String),
-    /// The TLS configuration could not be built (a bad root certificate, an
-    /// unusable platform root store).
-    #[error("TLS configuration rejected")]
-    Tls(#[source] BoxError),
-    /// Connecting needs a tokio runtime and none was running.
-    #[error("no tokio runtime is running")]
-    NoRuntime,
-    /// No connection could be made (refused, unreachable, DNS, TLS
-    /// handshake): nothing reached the server, so a retry is safe.
-    #[error("could not connect")]
-    Connect(#[source] BoxError),
+    /// The transport could not be set up (a bad URL, no runtime, a bad TLS
+    /// configuration), or no connection could be made: nothing reached the
+    /// server. Shown as it is.
+    #[error(transparent)]
+    Connect(#[from] ConnectError),
     /// The TCP connect, TLS handshake and WebSocket upgrade together took
     /// longer than the connect timeout.
     #[error("WebSocket connect timed out")]

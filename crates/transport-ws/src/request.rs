@@ -4,6 +4,7 @@
 
 use http::header::{SEC_WEBSOCKET_PROTOCOL, USER_AGENT};
 use http::{HeaderName, HeaderValue, Uri};
+use mcpwire_transport::ConnectError;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
 use tokio_tungstenite::tungstenite::handshake::client::Request;
 
@@ -35,7 +36,7 @@ impl Target {
 
     /// Parses a `ws://` or `wss://` URL.
     pub(crate) fn parse(url: &str) -> Result<Self, Error> {
-        let invalid = |source: Box<dyn std::error::Error + Send + Sync>| Error::InvalidUrl {
+        let invalid = |source: Box<dyn std::error::Error + Send + Sync>| ConnectError::InvalidUrl {
             url: url.to_owned(),
             source,
         };
@@ -43,8 +44,14 @@ impl Target {
         let tls = match uri.scheme_str() {
             Some(s) if s.eq_ignore_ascii_case("ws") => false,
             Some(s) if s.eq_ignore_ascii_case("wss") => true,
-            Some(other) => return Err(Error::UnsupportedScheme(other.to_owned())),
-            None => return Err(invalid("not an absolute URL".into())),
+            Some(other) => {
+                return Err(ConnectError::UnsupportedScheme {
+                    scheme: other.to_owned(),
+                    expected: "ws or wss",
+                }
+                .into());
+            }
+            None => return Err(invalid("not an absolute URL".into()).into()),
         };
         let host = uri
             .host()
@@ -74,14 +81,15 @@ fn owned_by_handshake(name: &HeaderName) -> bool {
 /// `Sec-WebSocket-Protocol: mcp`, the user agent, then the configured
 /// headers.
 pub(crate) fn upgrade_request(target: &Target, config: &WsConfig) -> Result<Request, Error> {
-    let mut request = target
-        .uri
-        .clone()
-        .into_client_request()
-        .map_err(|e| Error::InvalidUrl {
-            url: target.uri.to_string(),
-            source: Box::new(e),
-        })?;
+    let mut request =
+        target
+            .uri
+            .clone()
+            .into_client_request()
+            .map_err(|e| ConnectError::InvalidUrl {
+                url: target.uri.to_string(),
+                source: Box::new(e),
+            })?;
     let headers = request.headers_mut();
     headers.insert(
         SEC_WEBSOCKET_PROTOCOL,
@@ -110,17 +118,17 @@ mod tests {
         assert_eq!((t.host.as_str(), t.port), ("::1", 8080));
         assert!(matches!(
             Target::parse("http://example.com/"),
-            Err(Error::UnsupportedScheme(s)) if s == "http"
+            Err(Error::Connect(ConnectError::UnsupportedScheme { scheme, .. })) if scheme == "http"
         ));
         assert!(matches!(
             Target::parse("/relative"),
-            Err(Error::InvalidUrl { .. })
+            Err(Error::Connect(ConnectError::InvalidUrl { .. }))
         ));
         let t = Target::parse("wss://user:secret@example.com:8443/mcp?token=s3").unwrap();
         assert_eq!(t.redacted(), "wss://example.com:8443/mcp");
         assert!(matches!(
             Target::parse("ws://exa mple/"),
-            Err(Error::InvalidUrl { .. })
+            Err(Error::Connect(ConnectError::InvalidUrl { .. }))
         ));
     }
 

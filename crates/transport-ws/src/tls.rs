@@ -3,6 +3,7 @@
 
 use std::sync::Arc;
 
+use mcpwire_transport::ConnectError;
 use mcpwire_transport::tls::{self, Roots};
 
 use crate::{Error, WsConfig};
@@ -18,7 +19,7 @@ pub(crate) fn client_config(config: &WsConfig) -> Result<Arc<rustls::ClientConfi
     };
     tls::client_config(roots, vec![b"http/1.1".to_vec()])
         .map(Arc::new)
-        .map_err(Error::Tls)
+        .map_err(|e| ConnectError::Tls(e).into())
 }
 
 #[cfg(test)]
@@ -28,7 +29,10 @@ mod tests {
     #[test]
     fn a_bad_extra_root_is_a_tls_error() {
         let config = WsConfig::new().add_root_certificate(vec![1, 2, 3]);
-        assert!(matches!(client_config(&config), Err(Error::Tls(_))));
+        assert!(matches!(
+            client_config(&config),
+            Err(Error::Connect(ConnectError::Tls(_)))
+        ));
         let tls = client_config(&WsConfig::new()).unwrap();
         assert_eq!(tls.alpn_protocols, vec![b"http/1.1".to_vec()]);
     }

@@ -6,7 +6,9 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
-use mcpwire_transport::{Active, FrameSender, Transport, TransportEvent, TransportInfo};
+use mcpwire_transport::{
+    Active, ConnectError, FrameSender, Transport, TransportEvent, TransportInfo,
+};
 use tokio::task::AbortHandle;
 use tokio::time::Sleep;
 
@@ -78,7 +80,7 @@ impl WsTransport {
     /// [`Error::SubprotocolNotSelected`] or [`Error::SubprotocolMismatch`];
     /// an upgrade answered with another status is [`Error::Status`].
     pub async fn connect(connector: &WsConnector, url: &str) -> Result<Self, Error> {
-        let runtime = tokio::runtime::Handle::try_current().map_err(|_| Error::NoRuntime)?;
+        let runtime = tokio::runtime::Handle::try_current().map_err(|_| ConnectError::NoRuntime)?;
         let target = Target::parse(url)?;
         let ws = connector.handshake(&target).await?;
         let config = connector.config();

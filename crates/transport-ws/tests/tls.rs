@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
-use mcpwire_transport::{Active, Transport, TransportEvent, TransportExt};
+use mcpwire_transport::{Active, ConnectError, Transport, TransportEvent, TransportExt};
 use mcpwire_ws::{Error, WsConfig, WsConnector, WsTransport};
 use tokio::net::TcpListener;
 use tokio_tungstenite::tungstenite::handshake::server::{Request, Response};
@@ -97,7 +97,10 @@ async fn wss_with_an_unknown_root_fails_to_connect() {
     // The Mozilla roots do not include the test CA.
     let connector = WsConnector::new(WsConfig::new()).unwrap();
     let err = WsTransport::connect(&connector, &url).await.unwrap_err();
-    assert!(matches!(err, Error::Connect(_)), "{err:?}");
+    assert!(
+        matches!(err, Error::Connect(ConnectError::Unreachable(_))),
+        "{err:?}"
+    );
     let cause = std::error::Error::source(&err).unwrap().to_string();
     assert!(cause.contains("certificate"), "{cause}");
     assert!(server.await.unwrap().is_none());

@@ -8,7 +8,8 @@ use std::time::Duration;
 use bytes::Bytes;
 use futures_util::{SinkExt, StreamExt};
 use mcpwire_transport::{
-    Active, CloseReason, SendError, Transport, TransportError, TransportEvent, TransportExt,
+    Active, CloseReason, ConnectError, SendError, Transport, TransportError, TransportEvent,
+    TransportExt,
 };
 use mcpwire_ws::{Error, HeaderName, HeaderValue, WsConnector, WsTransport};
 use support::*;
@@ -113,7 +114,10 @@ async fn connect_errors_are_typed() {
     let err = WsTransport::connect(&connector, "http://127.0.0.1:1/")
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::UnsupportedScheme(s) if s == "http"));
+    assert!(matches!(
+        err,
+        Error::Connect(ConnectError::UnsupportedScheme { scheme, .. }) if scheme == "http"
+    ));
     // A port nothing listens on: refused at once.
     let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
     let port = listener.local_addr().unwrap().port();
@@ -121,7 +125,10 @@ async fn connect_errors_are_typed() {
     let err = WsTransport::connect(&connector, &format!("ws://127.0.0.1:{port}/"))
         .await
         .unwrap_err();
-    assert!(matches!(err, Error::Connect(_)), "{err:?}");
+    assert!(
+        matches!(err, Error::Connect(ConnectError::Unreachable(_))),
+        "{err:?}"
+    );
     assert!(std::error::Error::source(&err).is_some());
     // A server that accepts TCP and never answers the upgrade: the connect
     // timeout.
