@@ -1,4 +1,4 @@
-//! Content blocks: text, image, audio, resource links and embedded resources.
+//! Content blocks: text, image, audio, resource links and embedded resources; the resource a link names.
 
 use std::fmt;
 
@@ -98,11 +98,12 @@ pub struct EmbeddedResource {
     pub extra: Extra,
 }
 
-/// A link to a resource the client may read.
+/// A resource the server offers (`resources/list`), or links to in a
+/// content block (a [`ResourceLink`]).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[non_exhaustive]
-pub struct ResourceLink {
-    /// The resource's URI.
+pub struct Resource {
+    /// Its URI.
     pub uri: String,
     /// Its programmatic name.
     pub name: String,
@@ -118,12 +119,12 @@ pub struct ResourceLink {
     /// Its size in bytes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub size: Option<u64>,
-    /// Icons.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub icons: Option<Vec<Icon>>,
     /// Hints.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub annotations: Option<Annotations>,
+    /// Icons.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub icons: Option<Vec<Icon>>,
     /// Metadata.
     #[serde(rename = "_meta", default, skip_serializing_if = "Option::is_none")]
     pub meta: Option<Meta>,
@@ -131,6 +132,11 @@ pub struct ResourceLink {
     #[serde(flatten)]
     pub extra: Extra,
 }
+
+/// A link to a resource the client may read: in the schema a
+/// `ResourceLink` is a [`Resource`] and a `type` of `"resource_link"`,
+/// which [`ContentBlock`] reads and writes.
+pub type ResourceLink = Resource;
 
 /// One block of content in a tool result, prompt message or sampling message.
 ///

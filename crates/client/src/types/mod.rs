@@ -18,7 +18,8 @@ pub use common::{
     Annotations, Cancelled, Cursor, EmptyResult, Extra, Icon, Meta, PaginatedParams, Progress, Role,
 };
 pub use content::{
-    ContentBlock, EmbeddedResource, MediaContent, ResourceContents, ResourceLink, TextContent,
+    ContentBlock, EmbeddedResource, MediaContent, Resource, ResourceContents, ResourceLink,
+    TextContent,
 };
 pub use init::{
     ClientCapabilities, DiscoverResult, Implementation, InitializeParams, InitializeResult,
@@ -31,7 +32,7 @@ pub use prompts::{
     Arguments, CompleteResult, Completion, CompletionReference, GetPromptResult, LogMessage,
     LoggingLevel, Prompt, PromptArgument, PromptMessage,
 };
-pub use resources::{ReadResourceResult, Resource, ResourceTemplate, ResourceUpdated};
+pub use resources::{ReadResourceResult, ResourceTemplate, ResourceUpdated};
 pub use server_requests::{
     CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
     ListRootsResult, Root, SamplingMessage,
