@@ -167,27 +167,9 @@ struct Claim<'a, T> {
     item: T,
 }
 
-/// Routes each accepted claim's public name to its server and own name, and
-/// makes its catalogue entry with `entry(public name, server name, item)`.
-fn route<T, E>(
-    accepted: Vec<Claim<'_, T>>,
-    routes: &mut HashMap<String, Route>,
-    entry: impl Fn(String, String, T) -> E,
-) -> Vec<E> {
-    accepted
-        .into_iter()
-        .map(|claim| {
-            routes.insert(
-                claim.public.clone(),
-                Route {
-                    server: claim.server,
-                    name: claim.own,
-                },
-            );
-            entry(claim.public, claim.server_name.to_owned(), claim.item)
-        })
-        .collect()
-}
+/// What settling the claims of one kind gave: the catalogue entries, each
+/// public name's route, and the contested names with their claimants.
+type Settled<E> = (Vec<E>, HashMap<String, Route>, HashMap<String, Vec<String>>);
 
 /// What resolving the claims of one kind gave.
 struct Resolved<'a, T> {
@@ -238,17 +220,14 @@ impl Catalog {
                 });
             }
         }
-        let resolved = cat.resolve(tool_claims, rules, ItemKind::Tool);
-        cat.tool_collisions = resolved.collisions;
-        cat.tools = route(
-            resolved.accepted,
-            &mut cat.tool_routes,
-            |name, server, tool| RoutedTool {
-                name,
-                server,
-                tool: tool.clone(),
-            },
-        );
+        (cat.tools, cat.tool_routes, cat.tool_collisions) =
+            cat.settle(tool_claims, rules, ItemKind::Tool, |name, server, tool| {
+                RoutedTool {
+                    name,
+                    server,
+                    tool: tool.clone(),
+                }
+            });
 
         let mut prompt_claims = Vec::new();
         for part in parts {
@@ -270,11 +249,10 @@ impl Catalog {
                 });
             }
         }
-        let resolved = cat.resolve(prompt_claims, rules, ItemKind::Prompt);
-        cat.prompt_collisions = resolved.collisions;
-        cat.prompts = route(
-            resolved.accepted,
-            &mut cat.prompt_routes,
+        (cat.prompts, cat.prompt_routes, cat.prompt_collisions) = cat.settle(
+            prompt_claims,
+            rules,
+            ItemKind::Prompt,
             |name, server, prompt| RoutedPrompt {
                 name,
                 server,
@@ -344,6 +322,35 @@ impl Catalog {
             name: name.to_owned(),
             reason,
         });
+    }
+
+    /// Applies the collision policy to the claims of one kind, then routes
+    /// each accepted claim's public name to its server and own name and
+    /// makes its catalogue entry with `entry(public name, server name, item)`.
+    fn settle<T, E>(
+        &mut self,
+        claims: Vec<Claim<'_, T>>,
+        rules: &NameRules,
+        kind: ItemKind,
+        entry: impl Fn(String, String, T) -> E,
+    ) -> Settled<E> {
+        let resolved = self.resolve(claims, rules, kind);
+        let mut routes = HashMap::with_capacity(resolved.accepted.len());
+        let entries = resolved
+            .accepted
+            .into_iter()
+            .map(|claim| {
+                routes.insert(
+                    claim.public.clone(),
+                    Route {
+                        server: claim.server,
+                        name: claim.own,
+                    },
+                );
+                entry(claim.public, claim.server_name.to_owned(), claim.item)
+            })
+            .collect();
+        (entries, routes, resolved.collisions)
     }
 
     /// Applies the collision policy to the claims of one kind, keeping
