@@ -124,6 +124,11 @@ impl HttpOptions {
 
 /// A random secret of 32 bytes as 64 hex digits, from the operating
 /// system's generator: a bearer token, or a session id.
+///
+/// # Panics
+///
+/// If the operating system's random generator fails: no secret can be made
+/// safely without it.
 pub fn generate_token() -> String {
     use ring::rand::SecureRandom as _;
     let mut bytes = [0u8; 32];

@@ -7,6 +7,9 @@
 //!
 //! [`Transport`]: mcpwire_transport::Transport
 
+// A fixture fails its test by panicking, on purpose and everywhere.
+#![allow(clippy::missing_panics_doc)]
+
 #[cfg(feature = "http")]
 pub mod http;
 mod memory;
