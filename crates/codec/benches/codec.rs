@@ -176,6 +176,24 @@ fn bench_envelope(c: &mut Criterion) {
     group.bench_function("parse_response_1MiB", |b| {
         b.iter(|| Message::parse(black_box(response.clone())).expect("valid response"))
     });
+    // A result of just over 1 MiB, parsed and read as a value the way the
+    // client reads a tool's answer (its text decoded in the frame's own
+    // memory). Each round takes a fresh frame, made outside the timing.
+    let frame = json_message((1 << 20) + 64);
+    group.throughput(Throughput::Bytes(frame.len() as u64));
+    group.bench_function("take_result_1MiB", |b| {
+        b.iter_batched(
+            || Bytes::from(frame.clone()),
+            |frame| {
+                let Ok(Message::Response(response)) = Message::parse(frame) else {
+                    panic!("a response")
+                };
+                let payload = response.outcome.expect("a result");
+                payload.take::<serde_json::Value>().expect("valid result")
+            },
+            BatchSize::PerIteration,
+        )
+    });
     group.finish();
 }
 
