@@ -195,7 +195,12 @@ fn unescape_to_front(json: &mut [u8], body: Range<usize>) -> Result<usize, serde
         let plain_end = memchr::memchr(b'\\', &json[r..end]).map_or(end, |n| r + n);
         // A minimum with no early exit is vectorized; `any` went byte by
         // byte, and a large text is one long run.
-        if json[r..plain_end].iter().copied().min().is_some_and(|b| b < 0x20) {
+        if json[r..plain_end]
+            .iter()
+            .copied()
+            .min()
+            .is_some_and(|b| b < 0x20)
+        {
             return Err(bad_string());
         }
         json.copy_within(r..plain_end, w);
@@ -318,6 +323,25 @@ mod tests {
             assert!(serde_json::from_slice::<Value>(&json).is_err());
             assert!(parse::<Value>(json).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_raw_control_byte_in_a_large_string_is_an_error_as_in_the_usual_parse() {
+        let text = "v ".repeat(STRING_MIN / 2);
+        for bad in ['\u{1f}', '\n', '\u{0}'] {
+            for json in [
+                format!(r#"{{"t": "{bad}{text}"}}"#),
+                format!(r#"{{"t": "{text}{bad}{text}"}}"#),
+                format!(r#"{{"t": "{text}\n{text}{bad}"}}"#),
+            ] {
+                let json = json.into_bytes();
+                assert!(serde_json::from_slice::<Value>(&json).is_err());
+                assert!(parse::<Value>(json).is_err(), "{:?}", bad);
+            }
+        }
+        // A space (0x20) is the first byte that needs no escape.
+        let json = format!(r#"{{"t": "{text}"}}"#).into_bytes();
+        assert_eq!(parse::<Value>(json).unwrap()["t"], text.as_str());
     }
 
     #[test]
