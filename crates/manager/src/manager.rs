@@ -622,6 +622,25 @@ impl Manager {
         Ok((server, route.name.clone()))
     }
 
+    /// Where public prompt name `name` goes: its server and the prompt's own
+    /// name, as [`route`](Self::route) says for a tool, without copying the
+    /// catalogue's prompts.
+    pub fn route_prompt(&self, name: &str) -> Result<(String, String), Error> {
+        let routing = self.fleet.routing();
+        let route = routing.catalog.route_prompt(name)?;
+        let server = routing.roster.slots[route.server].name().to_owned();
+        Ok((server, route.name.clone()))
+    }
+
+    /// The server a read of `uri` goes to: the one that lists it, or whose
+    /// template matches it, as [`read_resource`](Self::read_resource)
+    /// decides. Fails as that read would.
+    pub fn route_resource(&self, uri: &str) -> Result<String, Error> {
+        let routing = self.fleet.routing();
+        let server = routing.catalog.route_resource(uri)?;
+        Ok(routing.roster.slots[server].name().to_owned())
+    }
+
     /// What every server offers (or offered, for a lazy server not started
     /// yet), unfiltered: save it for the next start's lazy servers.
     pub fn save_catalogue(&self) -> SavedCatalogue {

@@ -362,6 +362,21 @@ async fn resources_and_prompts_route_to_their_owner() {
     assert_eq!(manager.resources()[0].server, "docs");
     assert_eq!(manager.resource_templates()[0].server, "docs");
     assert_eq!(manager.prompts().unwrap()[0].name, "docs__summarize");
+    // Where each goes, found without copying the lists.
+    assert_eq!(
+        manager.route_prompt("docs__summarize").unwrap(),
+        ("docs".into(), "summarize".into())
+    );
+    assert!(matches!(
+        manager.route_prompt("docs__nothing"),
+        Err(Error::UnknownPrompt { .. })
+    ));
+    assert_eq!(manager.route_resource("docs://readme").unwrap(), "docs");
+    assert_eq!(manager.route_resource("docs://page/7").unwrap(), "docs");
+    assert!(matches!(
+        manager.route_resource("nowhere://x"),
+        Err(Error::UnknownResource { .. })
+    ));
 
     for uri in ["docs://readme", "docs://page/7"] {
         let read = tokio::spawn({

@@ -534,17 +534,12 @@ pub(crate) fn upstream_server(manager: &Manager, request: &Request) -> Option<Op
         "tools/call" => target()
             .and_then(|t| t.name)
             .and_then(|n| manager.route(&n).ok().map(|(s, _)| s)),
-        "prompts/get" => target().and_then(|t| t.name).and_then(|n| {
-            let prompts = manager.prompts().ok()?;
-            prompts.into_iter().find(|p| p.name == n).map(|p| p.server)
-        }),
-        "resources/read" => target().and_then(|t| t.uri).and_then(|uri| {
-            let resources = manager.resources();
-            resources
-                .into_iter()
-                .find(|r| r.resource.uri == uri)
-                .map(|r| r.server)
-        }),
+        "prompts/get" => target()
+            .and_then(|t| t.name)
+            .and_then(|n| manager.route_prompt(&n).ok().map(|(s, _)| s)),
+        "resources/read" => target()
+            .and_then(|t| t.uri)
+            .and_then(|uri| manager.route_resource(&uri).ok()),
         _ => return None,
     };
     Some(server)
