@@ -6,66 +6,16 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{Value, json};
-use support::{mcpwire, stderr, stdout};
+use support::{mcpwire, read_request, respond, stderr, stdout};
 
 const TOKEN: &str = "access-7f3a";
 
 /// What the fake has seen: request lines.
 type Seen = Arc<Mutex<Vec<String>>>;
-
-struct Request {
-    method: String,
-    path: String,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-fn read_request(stream: &mut TcpStream) -> Option<Request> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
-    let mut headers = HashMap::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-    }
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
-}
-
-fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &str) {
-    let mut head = format!(
-        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let _ = write!(stream, "{head}\r\n{body}");
-}
 
 fn query(path: &str) -> HashMap<String, String> {
     let q = path.split_once('?').map(|(_, q)| q).unwrap_or_default();

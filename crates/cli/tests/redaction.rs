@@ -10,7 +10,6 @@
 mod support;
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::process::Output;
 use std::sync::{Arc, Mutex};
@@ -18,7 +17,7 @@ use std::time::Duration;
 
 use base64::Engine;
 use serde_json::{Value, json};
-use support::{mcpwire, stderr, stdout};
+use support::{Request, mcpwire, read_request, respond, stderr, stdout};
 
 const STATIC_BEARER: &str = "zq-static-bearer-5d1c9e";
 const ENV_BEARER: &str = "zq-env-bearer-a83f02";
@@ -41,55 +40,6 @@ struct State {
 }
 
 type Shared = Arc<Mutex<State>>;
-
-struct Request {
-    method: String,
-    path: String,
-    headers: HashMap<String, String>,
-    body: Vec<u8>,
-}
-
-fn read_request(stream: &mut TcpStream) -> Option<Request> {
-    let mut reader = BufReader::new(stream.try_clone().ok()?);
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
-    let mut headers = HashMap::new();
-    loop {
-        let mut h = String::new();
-        reader.read_line(&mut h).ok()?;
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
-    }
-    let len: usize = headers
-        .get("content-length")
-        .and_then(|l| l.parse().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    reader.read_exact(&mut body).ok()?;
-    Some(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
-}
-
-fn respond(stream: &mut TcpStream, status: &str, headers: &[(&str, String)], body: &str) {
-    let mut head = format!(
-        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n",
-        body.len()
-    );
-    for (k, v) in headers {
-        head.push_str(&format!("{k}: {v}\r\n"));
-    }
-    let _ = write!(stream, "{head}\r\n{body}");
-}
 
 fn form(body: &[u8]) -> HashMap<String, String> {
     url::form_urlencoded::parse(body).into_owned().collect()

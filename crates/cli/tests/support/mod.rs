@@ -1,10 +1,13 @@
 //! What the CLI's integration tests share: the built binaries, the demo
-//! server in its HTTP mode, and a scripted HTTP server that refuses.
+//! server in its HTTP mode, a scripted HTTP server that refuses, and the
+//! request reading and answer writing of the login and redaction tests'
+//! scripted servers.
 
 #![allow(dead_code, reason = "each test binary uses part of it")]
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::net::{TcpListener, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 
@@ -189,4 +192,62 @@ impl PinnedServer {
     pub(crate) fn key(&self) -> String {
         self.command().join(" ")
     }
+}
+
+/// A request as the scripted servers of the login and redaction tests
+/// read it.
+pub(crate) struct Request {
+    pub(crate) method: String,
+    pub(crate) path: String,
+    pub(crate) headers: HashMap<String, String>,
+    pub(crate) body: Vec<u8>,
+}
+
+/// Reads one HTTP/1.1 request (its head and a `Content-Length` body).
+pub(crate) fn read_request(stream: &mut TcpStream) -> Option<Request> {
+    let mut reader = BufReader::new(stream.try_clone().ok()?);
+    let mut line = String::new();
+    reader.read_line(&mut line).ok()?;
+    let mut parts = line.split_whitespace();
+    let (method, path) = (parts.next()?.to_owned(), parts.next()?.to_owned());
+    let mut headers = HashMap::new();
+    loop {
+        let mut h = String::new();
+        reader.read_line(&mut h).ok()?;
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        let (k, v) = h.split_once(':')?;
+        headers.insert(k.trim().to_ascii_lowercase(), v.trim().to_owned());
+    }
+    let len: usize = headers
+        .get("content-length")
+        .and_then(|l| l.parse().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some(Request {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+/// Writes an answer with a body and `connection: close`.
+pub(crate) fn respond(
+    stream: &mut TcpStream,
+    status: &str,
+    headers: &[(&str, String)],
+    body: &str,
+) {
+    let mut head = format!(
+        "HTTP/1.1 {status}\r\ncontent-length: {}\r\nconnection: close\r\n",
+        body.len()
+    );
+    for (k, v) in headers {
+        head.push_str(&format!("{k}: {v}\r\n"));
+    }
+    let _ = write!(stream, "{head}\r\n{body}");
 }
