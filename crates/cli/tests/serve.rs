@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::{demo, mcpwire, stderr};
+use support::{assert_fleet_report, demo, mcpwire, stderr};
 
 /// A Claude Desktop file naming three demo servers: one, two and three.
 fn fleet_config(dir: &Path) -> PathBuf {
@@ -196,60 +196,32 @@ fn python_client(python: &Path, http: bool) -> Value {
     serde_json::from_slice(&out.stdout).unwrap()
 }
 
-fn assert_python_report(report: &Value) {
-    assert_eq!(report["serverInfo"], "mcpwire-serve", "{report}");
-    let tools: Vec<&str> = report["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
-    for name in ["one__echo", "two__add", "three__echo", "two__slow"] {
-        assert!(tools.contains(&name), "{name} in {tools:?}");
-    }
-    assert_eq!(
-        report["calls"],
-        json!({"one__echo": ["hi"], "two__add": ["5"], "three__echo": ["third"]})
-    );
-    assert_eq!(report["slow"], json!(["done after 3 steps"]));
-    assert_eq!(
-        report["progress"],
-        json!([
-            [1.0, 3.0, "step 1"],
-            [2.0, 3.0, "step 2"],
-            [3.0, 3.0, "step 3"]
-        ])
-    );
-    let unknown = report["unknown"].as_str().unwrap();
-    assert!(unknown.contains("nobody__nothing"), "{unknown}");
-}
-
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_2_client_lists_and_calls_the_fleet_through_serve() {
     let report = python_client(&installed("venv/bin/python"), false);
-    assert_python_report(&report);
+    assert_fleet_report(&report);
 }
 
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_2_client_lists_and_calls_the_fleet_over_http() {
     let report = python_client(&installed("venv/bin/python"), true);
-    assert_python_report(&report);
+    assert_fleet_report(&report);
 }
 
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_1_client_lists_and_calls_the_fleet_over_http() {
     let report = python_client(&installed("venv-mcp1/bin/python"), true);
-    assert_python_report(&report);
+    assert_fleet_report(&report);
 }
 
 #[test]
 #[ignore = "needs the real clients: cargo xtask servers (cargo xtask ci runs it)"]
 fn the_python_sdk_1_client_lists_and_calls_the_fleet_through_serve() {
     let report = python_client(&installed("venv-mcp1/bin/python"), false);
-    assert_python_report(&report);
+    assert_fleet_report(&report);
 }
 
 /// The TypeScript SDK client against a fleet whose third server is the

@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::demo;
+use support::{assert_fleet_report, demo};
 
 /// A Claude Desktop file naming three demo servers: one, two and three.
 fn fleet_config(dir: &Path) -> PathBuf {
@@ -100,31 +100,7 @@ fn python_client(http: bool) -> Value {
 fn assert_report(report: &Value) {
     // The client chose the stateless revision: `serve` answered its probe.
     assert_eq!(report["protocolVersion"], "2026-07-28", "{report}");
-    assert_eq!(report["serverInfo"], "mcpwire-serve", "{report}");
-    let tools: Vec<&str> = report["tools"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| t.as_str().unwrap())
-        .collect();
-    for name in ["one__echo", "two__add", "three__echo", "two__slow"] {
-        assert!(tools.contains(&name), "{name} in {tools:?}");
-    }
-    assert_eq!(
-        report["calls"],
-        json!({"one__echo": ["hi"], "two__add": ["5"], "three__echo": ["third"]})
-    );
-    assert_eq!(report["slow"], json!(["done after 3 steps"]));
-    assert_eq!(
-        report["progress"],
-        json!([
-            [1.0, 3.0, "step 1"],
-            [2.0, 3.0, "step 2"],
-            [3.0, 3.0, "step 3"]
-        ])
-    );
-    let unknown = report["unknown"].as_str().unwrap();
-    assert!(unknown.contains("nobody__nothing"), "{unknown}");
+    assert_fleet_report(report);
 }
 
 #[test]

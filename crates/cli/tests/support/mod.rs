@@ -251,3 +251,34 @@ pub(crate) fn respond(
     }
     let _ = write!(stream, "{head}\r\n{body}");
 }
+
+/// What the Python SDK client scripts report after using the test fleet
+/// through `mcpwire serve` (`tests/servers/serve_client_py*.py`): its tools listed, three
+/// called, the slow one's progress, and an unknown tool refused.
+pub(crate) fn assert_fleet_report(report: &serde_json::Value) {
+    assert_eq!(report["serverInfo"], "mcpwire-serve", "{report}");
+    let tools: Vec<&str> = report["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t.as_str().unwrap())
+        .collect();
+    for name in ["one__echo", "two__add", "three__echo", "two__slow"] {
+        assert!(tools.contains(&name), "{name} in {tools:?}");
+    }
+    assert_eq!(
+        report["calls"],
+        serde_json::json!({"one__echo": ["hi"], "two__add": ["5"], "three__echo": ["third"]})
+    );
+    assert_eq!(report["slow"], serde_json::json!(["done after 3 steps"]));
+    assert_eq!(
+        report["progress"],
+        serde_json::json!([
+            [1.0, 3.0, "step 1"],
+            [2.0, 3.0, "step 2"],
+            [3.0, 3.0, "step 3"]
+        ])
+    );
+    let unknown = report["unknown"].as_str().unwrap();
+    assert!(unknown.contains("nobody__nothing"), "{unknown}");
+}
