@@ -15,6 +15,7 @@ use crate::error::{BoxError, EndpointError, Error};
 use crate::mode::HttpMode;
 use crate::request::{Build, send_with_retry};
 use crate::response::{read_body, status_error};
+use crate::retry::Attempt;
 use crate::session::SessionSnapshot;
 use crate::sse::{self, Cursor, SseReader, is_message};
 
@@ -265,25 +266,39 @@ async fn read_stream(link: Arc<Link>, mut stream: LegacyStream, announce: Announ
             }
         }
         // Reconnect under the retry policy, resuming after the last event.
-        loop {
-            let Some(delay) = stream.cursor.backoff.next_delay(None) else {
+        let last_event_id = stream.cursor.last_event_id.as_deref();
+        let reconnected = stream
+            .cursor
+            .backoff
+            .retry(Attempt::after_an_end(), || reconnect(&link, last_event_id))
+            .await;
+        match reconnected {
+            Ok(mut next) => {
+                // The budget goes on where this stream's left it: only a
+                // message is progress.
+                next.cursor.backoff = stream.cursor.backoff.clone();
+                next.endpoint = stream.endpoint.take();
+                stream = next;
+            }
+            Err(_) => {
                 let error = Error::RetriesExhausted(Box::new(Error::StreamEnded));
                 return CloseReason::Error(error.into());
-            };
-            tokio::time::sleep(delay).await;
-            let cursor = Cursor {
-                last_event_id: stream.cursor.last_event_id.clone(),
-                backoff: stream.cursor.backoff.clone(),
-            };
-            match LegacyStream::connect(&link, cursor, Announce::Nothing).await {
-                Ok(next) => {
-                    let endpoint = stream.endpoint.take();
-                    stream = next;
-                    stream.endpoint = endpoint;
-                    break;
-                }
-                Err(e) => tracing::debug!(error = %e, "legacy SSE reconnect failed"),
             }
+        }
+    }
+}
+
+/// One attempt to reopen the legacy event stream after `last_event_id`.
+async fn reconnect(link: &Link, last_event_id: Option<&str>) -> Attempt<LegacyStream> {
+    let cursor = Cursor {
+        last_event_id: last_event_id.map(str::to_owned),
+        backoff: link.client.config().retry.backoff(),
+    };
+    match LegacyStream::connect(link, cursor, Announce::Nothing).await {
+        Ok(next) => Attempt::Done(next),
+        Err(e) => {
+            tracing::debug!(error = %e, "legacy SSE reconnect failed");
+            Attempt::after_an_end()
         }
     }
 }

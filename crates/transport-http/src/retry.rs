@@ -1,6 +1,9 @@
+use std::future::Future;
 use std::time::{Duration, Instant};
 
-use mcpwire_transport::Jitter;
+use mcpwire_transport::{Jitter, TransportError};
+
+use crate::error::Error;
 
 /// The one retry policy of the HTTP transports, shared by SSE reconnects and
 /// retryable POSTs.
@@ -124,6 +127,70 @@ impl Backoff {
         }
         self.attempts += 1;
         Some(delay)
+    }
+}
+
+/// What one attempt of a retried operation (reopening a stream) came to.
+pub(crate) enum Attempt<T> {
+    /// It succeeded.
+    Done(T),
+    /// It failed in a way that waiting may mend: `error` is what is
+    /// reported if the budget runs out first, `floor` the server's
+    /// `Retry-After`.
+    Again {
+        error: Error,
+        floor: Option<Duration>,
+    },
+    /// It failed for good.
+    Stop(TransportError),
+}
+
+impl<T> Attempt<T> {
+    /// An attempt to make after the policy's first delay, as when a stream
+    /// has just ended.
+    pub(crate) fn after_an_end() -> Self {
+        Attempt::Again {
+            error: Error::StreamEnded,
+            floor: None,
+        }
+    }
+}
+
+/// Why a retried operation gave up.
+pub(crate) enum GaveUp {
+    /// An attempt failed for good.
+    Stopped(TransportError),
+    /// The budget ran out; the last attempt's error.
+    Exhausted(Error),
+}
+
+impl Backoff {
+    /// The one reconnect loop of the HTTP transports. `first` is what the
+    /// operation's first attempt came to; while an attempt asks to be made
+    /// again, waits as the policy says (at least the server's
+    /// `Retry-After`) and makes the next with `again`, until one is done,
+    /// one stops, or the budget runs out.
+    pub(crate) async fn retry<T, Fut>(
+        &mut self,
+        first: Attempt<T>,
+        mut again: impl FnMut() -> Fut,
+    ) -> Result<T, GaveUp>
+    where
+        Fut: Future<Output = Attempt<T>>,
+    {
+        let mut attempt = first;
+        loop {
+            let (error, floor) = match attempt {
+                Attempt::Done(done) => return Ok(done),
+                Attempt::Stop(error) => return Err(GaveUp::Stopped(error)),
+                Attempt::Again { error, floor } => (error, floor),
+            };
+            let Some(delay) = self.next_delay(floor) else {
+                return Err(GaveUp::Exhausted(error));
+            };
+            tokio::time::sleep(delay).await;
+            attempt = again().await;
+        }
     }
 }
 

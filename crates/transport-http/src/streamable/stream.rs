@@ -15,6 +15,7 @@ use crate::error::Error;
 use crate::outbound::answers;
 use crate::request::{Build, is_busy, send};
 use crate::response::{media_type, retry_after, status_error};
+use crate::retry::{Attempt, GaveUp};
 use crate::sse::{Cursor, SseReader, is_message};
 use crate::streamable::session::{capture_protocol_version, expire};
 
@@ -69,52 +70,55 @@ pub(crate) async fn answer_stream(
 
 /// Reopens a stream with `GET` and `Last-Event-ID`, under the retry policy.
 async fn resume(link: &Link, cursor: &mut Cursor) -> Result<SseReader, TransportError> {
-    let mut floor = None;
-    let mut last_error = Error::StreamEnded;
-    loop {
-        let Some(delay) = cursor.backoff.next_delay(floor.take()) else {
-            return Err(Error::RetriesExhausted(Box::new(last_error)).into());
-        };
-        tokio::time::sleep(delay).await;
-        let snap = link.session.snapshot();
-        let had_session = snap.session_id.is_some();
-        let build = Build::Stream {
-            last_event_id: cursor.last_event_id.as_deref(),
-        };
-        let resp = match send(link, build, build.request(link, &snap)).await {
-            Ok(resp) => resp,
-            // Credentials do not come back by waiting.
-            Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
-                return Err(e.into());
-            }
-            Err(e) => {
-                last_error = e;
-                continue;
-            }
-        };
-        let status = resp.status();
-        if status.is_success() {
-            let media = media_type(resp.headers());
-            if media != "text/event-stream" {
-                return Err(Error::UnexpectedContentType(media).into());
-            }
-            return Ok(SseReader::new(
-                resp.into_body(),
-                link.client.config().max_frame_len,
-            ));
+    let last_event_id = cursor.last_event_id.as_deref();
+    let reopened = cursor
+        .backoff
+        .retry(Attempt::after_an_end(), || reopen(link, last_event_id))
+        .await;
+    match reopened {
+        Ok(reader) => Ok(reader),
+        Err(GaveUp::Stopped(error)) => Err(error),
+        Err(GaveUp::Exhausted(last)) => Err(Error::RetriesExhausted(Box::new(last)).into()),
+    }
+}
+
+/// One attempt to reopen a POST's answer stream.
+async fn reopen(link: &Link, last_event_id: Option<&str>) -> Attempt<SseReader> {
+    let snap = link.session.snapshot();
+    let had_session = snap.session_id.is_some();
+    let build = Build::Stream { last_event_id };
+    let resp = match send(link, build, build.request(link, &snap)).await {
+        Ok(resp) => resp,
+        // Credentials do not come back by waiting.
+        Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
+            return Attempt::Stop(e.into());
         }
-        if status == http::StatusCode::NOT_FOUND && had_session {
-            expire(link);
-            return Err(TransportError::SessionExpired);
+        Err(error) => return Attempt::Again { error, floor: None },
+    };
+    let status = resp.status();
+    if status.is_success() {
+        let media = media_type(resp.headers());
+        if media != "text/event-stream" {
+            return Attempt::Stop(Error::UnexpectedContentType(media).into());
         }
-        if is_busy(status) {
-            floor = retry_after(resp.headers());
-        }
-        let retryable = is_busy(status) || status.is_server_error() || status.as_u16() == 409;
-        last_error = status_error(resp).await;
-        if !retryable {
-            return Err(last_error.into());
-        }
+        let max = link.client.config().max_frame_len;
+        return Attempt::Done(SseReader::new(resp.into_body(), max));
+    }
+    if status == http::StatusCode::NOT_FOUND && had_session {
+        expire(link);
+        return Attempt::Stop(TransportError::SessionExpired);
+    }
+    let floor = if is_busy(status) {
+        retry_after(resp.headers())
+    } else {
+        None
+    };
+    let retryable = is_busy(status) || status.is_server_error() || status.as_u16() == 409;
+    let error = status_error(resp).await;
+    if retryable {
+        Attempt::Again { error, floor }
+    } else {
+        Attempt::Stop(error.into())
     }
 }
 
@@ -126,63 +130,24 @@ async fn resume(link: &Link, cursor: &mut Cursor) -> Result<SseReader, Transport
 /// given, is told when the first `GET` has its answer or failed.
 pub(crate) async fn listen(link: Arc<Link>, mut answered: Option<oneshot::Sender<()>>) {
     let mut cursor = Cursor::new(&link);
-    let mut floor = None;
+    let mut attempt = open_listen(&link, None).await;
+    if let Some(answered) = answered.take() {
+        let _ = answered.send(());
+    }
     loop {
-        let build = Build::Stream {
-            last_event_id: cursor.last_event_id.as_deref(),
-        };
-        let sent = send(&link, build, build.request(&link, &link.session.snapshot())).await;
-        if let Some(answered) = answered.take() {
-            let _ = answered.send(());
-        }
-        match sent {
-            Ok(resp) => {
-                let status = resp.status();
-                let media = media_type(resp.headers());
-                if status.is_success() && media != "text/event-stream" {
-                    link.events
-                        .error(Error::UnexpectedContentType(media).into())
-                        .await;
-                    return;
-                }
-                if status.is_success() {
-                    let mut reader =
-                        SseReader::new(resp.into_body(), link.client.config().max_frame_len);
-                    while let Some(event) = reader.next_observed(&link, &mut cursor).await {
-                        if is_message(&event) && !link.events.frame(event.data).await {
-                            return;
-                        }
-                    }
-                } else if matches!(status.as_u16(), 404..=406) {
-                    tracing::debug!(%status, "server offers no GET stream");
-                    // 405 is the specification's "no stream at this
-                    // endpoint": later sessions of this client skip the GET.
-                    if status == http::StatusCode::METHOD_NOT_ALLOWED {
-                        link.client.remember_no_stream(&link.session.url);
-                    }
-                    return;
-                } else if is_busy(status) {
-                    floor = retry_after(resp.headers());
-                } else if status.as_u16() == 409 {
-                    tracing::debug!("a GET stream is already open for this session");
-                } else {
-                    let error = status_error(resp).await;
-                    let fatal = status.is_client_error();
-                    link.events.error(error.into()).await;
-                    if fatal {
-                        return;
-                    }
-                }
-            }
-            Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
-                link.events.error(e.into()).await;
+        let last_event_id = cursor.last_event_id.as_deref();
+        let opened = cursor
+            .backoff
+            .retry(attempt, || open_listen(&link, last_event_id))
+            .await;
+        let mut reader = match opened {
+            Ok(Some(reader)) => reader,
+            Ok(None) => return,
+            Err(GaveUp::Stopped(error)) => {
+                link.events.error(error).await;
                 return;
             }
-            Err(e) => tracing::debug!(error = %e, "GET stream failed"),
-        }
-        match cursor.backoff.next_delay(floor.take()) {
-            Some(delay) => tokio::time::sleep(delay).await,
-            None => {
+            Err(GaveUp::Exhausted(_)) => {
                 // No request was lost (this stream carries none): not
                 // `TransportError::Lost`.
                 let error = Error::RetriesExhausted(Box::new(Error::StreamEnded));
@@ -191,6 +156,62 @@ pub(crate) async fn listen(link: Arc<Link>, mut answered: Option<oneshot::Sender
                     .await;
                 return;
             }
+        };
+        while let Some(event) = reader.next_observed(&link, &mut cursor).await {
+            if is_message(&event) && !link.events.frame(event.data).await {
+                return;
+            }
         }
+        attempt = Attempt::after_an_end();
     }
+}
+
+/// One attempt to open the GET stream: `Done(None)` if the server offers
+/// none. A server error is reported here, and tried again.
+async fn open_listen(link: &Link, last_event_id: Option<&str>) -> Attempt<Option<SseReader>> {
+    let build = Build::Stream { last_event_id };
+    let resp = match send(link, build, build.request(link, &link.session.snapshot())).await {
+        Ok(resp) => resp,
+        Err(e @ (Error::Authorization(_) | Error::AuthorizationFailed { .. })) => {
+            return Attempt::Stop(e.into());
+        }
+        Err(error) => {
+            tracing::debug!(%error, "GET stream failed");
+            return Attempt::Again { error, floor: None };
+        }
+    };
+    let status = resp.status();
+    if status.is_success() {
+        let media = media_type(resp.headers());
+        if media != "text/event-stream" {
+            return Attempt::Stop(Error::UnexpectedContentType(media).into());
+        }
+        let max = link.client.config().max_frame_len;
+        return Attempt::Done(Some(SseReader::new(resp.into_body(), max)));
+    }
+    if matches!(status.as_u16(), 404..=406) {
+        tracing::debug!(%status, "server offers no GET stream");
+        // 405 is the specification's "no stream at this endpoint": later
+        // sessions of this client skip the GET.
+        if status == http::StatusCode::METHOD_NOT_ALLOWED {
+            link.client.remember_no_stream(&link.session.url);
+        }
+        return Attempt::Done(None);
+    }
+    if is_busy(status) {
+        return Attempt::Again {
+            error: Error::StreamEnded,
+            floor: retry_after(resp.headers()),
+        };
+    }
+    if status.as_u16() == 409 {
+        tracing::debug!("a GET stream is already open for this session");
+        return Attempt::after_an_end();
+    }
+    let error = status_error(resp).await;
+    if status.is_client_error() {
+        return Attempt::Stop(error.into());
+    }
+    link.events.error(error.into()).await;
+    Attempt::after_an_end()
 }
