@@ -406,6 +406,39 @@ async fn a_session_that_expired_while_resuming_gives_the_request_back_as_expired
     assert_eq!(get.header("mcp-protocol-version"), Some("2025-03-26"));
 }
 
+#[tokio::test]
+async fn a_resume_refused_for_a_while_is_tried_again_and_keeps_the_session() {
+    let gets = Arc::new(AtomicUsize::new(0));
+    let server = Server::start({
+        let gets = gets.clone();
+        move |seen| {
+            let gets = gets.clone();
+            async move {
+                match (seen.method.as_str(), seen.rpc_method().as_deref()) {
+                    ("POST", Some("initialize")) => {
+                        Reply::json(&init_result(0)).header("mcp-session-id", "s")
+                    }
+                    ("POST", _) => Reply::sse().event(Some("a1"), PROGRESS).abort(),
+                    // Busy at first: not a lost session, though one is open.
+                    ("GET", _) if gets.fetch_add(1, Ordering::SeqCst) == 0 => Reply::new(503),
+                    ("GET", _) => Reply::sse().event(Some("a2"), &result(2, "{}")),
+                    _ => Reply::new(400).body("unexpected"),
+                }
+            }
+        }
+    })
+    .await;
+    let client = HttpClient::new(quick_config().listen(false)).unwrap();
+    let mut t = HttpTransport::streamable(&client, &server.url("/mcp")).unwrap();
+    t.sender().send(frame(INIT)).await.unwrap();
+    next_frame(&mut t).await;
+    t.sender().send(frame(CALL)).await.unwrap();
+    assert_eq!(next_frame(&mut t).await["method"], "notifications/progress");
+    assert_eq!(next_frame(&mut t).await["id"], 2);
+    assert_eq!(gets.load(Ordering::SeqCst), 2);
+    assert_eq!(t.session_id().as_deref(), Some("s"));
+}
+
 /// A server that answers the GET stream after `get_delay` and everything
 /// else at once.
 async fn slow_get_server(get_delay: Duration) -> Server {
