@@ -1,7 +1,7 @@
 //! `serve --watch`: a --config file saved while serve runs reloads the
 //! fleet: its client sees the new server's tools (after a `list_changed`),
-//! and a save that does not parse leaves the fleet as it was, said on
-//! stderr.
+//! a save that does not parse leaves the fleet as it was, said on stderr,
+//! and a save that changes no server is not reported.
 
 mod support;
 
@@ -78,6 +78,12 @@ fn a_saved_config_file_reloads_the_served_fleet() {
     let before = tool_names(&next("tools/list", &|v| v["id"] == 2));
     assert!(before.iter().all(|n| n.starts_with("one__")), "{before:?}");
 
+    // The same servers saved again in another layout: a reload that
+    // changes nothing, and says nothing.
+    let same: Value = serde_json::from_str(&std::fs::read_to_string(&config).unwrap()).unwrap();
+    std::fs::write(&config, serde_json::to_string_pretty(&same).unwrap()).unwrap();
+    std::thread::sleep(Duration::from_millis(2000));
+
     // A save that does not parse changes nothing; a good one adds `two`.
     std::fs::write(&config, "{ \"mcpServers\": ").unwrap();
     std::thread::sleep(Duration::from_millis(1500));
@@ -107,5 +113,9 @@ fn a_saved_config_file_reloads_the_served_fleet() {
     assert!(
         stderr.contains("reloaded the configuration: added [\"two\"], removed [], restarted []"),
         "{stderr}"
+    );
+    assert!(
+        !stderr.contains("added [], removed [], restarted []"),
+        "an unchanged reload is not reported: {stderr}"
     );
 }
