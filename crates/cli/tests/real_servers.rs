@@ -6,22 +6,11 @@
 
 mod support;
 
-use std::path::{Path, PathBuf};
-
 use serde_json::Value;
 use support::{mcpwire, stderr, stdout};
 
 fn installed(relative: &str) -> String {
-    let dir = match std::env::var_os("MCPWIRE_SERVERS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-    };
-    let path = dir.join(relative);
-    assert!(
-        path.exists(),
-        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
-        path.display()
-    );
+    let path = support::installed(relative);
     path.to_str().expect("a UTF-8 path").to_owned()
 }
 

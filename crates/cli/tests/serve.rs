@@ -6,21 +6,11 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 use serde_json::{Value, json};
-use support::{assert_fleet_report, demo, mcpwire, stderr};
-
-/// A Claude Desktop file naming three demo servers: one, two and three.
-fn fleet_config(dir: &Path) -> PathBuf {
-    let demo = demo();
-    let entry = json!({"command": demo});
-    let config = json!({"mcpServers": {"one": entry, "two": entry, "three": entry}});
-    let path = dir.join("claude_desktop_config.json");
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
-}
+use support::{assert_fleet_report, demo, fleet_config, installed, mcpwire, stderr};
 
 #[test]
 fn serve_without_servers_is_a_usage_error() {
@@ -96,20 +86,6 @@ fn stdout_carries_only_the_protocol_and_the_session_ends_with_stdin() {
         "{}",
         stderr(&out)
     );
-}
-
-fn installed(relative: &str) -> PathBuf {
-    let dir = match std::env::var_os("MCPWIRE_SERVERS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-    };
-    let path = dir.join(relative);
-    assert!(
-        path.exists(),
-        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
-        path.display()
-    );
-    path
 }
 
 /// `mcpwire --config FILE serve --http` running, ended with SIGINT (as

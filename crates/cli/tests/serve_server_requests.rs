@@ -6,24 +6,13 @@
 //! own `sampling/createMessage` mid-call (the 2025 revisions), mcp 2.x asks
 //! for it as an input request of the stateless revision.
 
-use std::path::{Path, PathBuf};
+mod support;
+
+use std::path::Path;
 use std::process::Command;
 
 use serde_json::{Value, json};
-
-fn installed(relative: &str) -> PathBuf {
-    let dir = match std::env::var_os("MCPWIRE_SERVERS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-    };
-    let path = dir.join(relative);
-    assert!(
-        path.exists(),
-        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
-        path.display()
-    );
-    path
-}
+use support::installed;
 
 /// Runs the Python SDK client through `mcpwire serve` in front of the
 /// sampling server run by `upstream_python`; the client answers sampling

@@ -8,34 +8,11 @@
 mod support;
 
 use std::io::{BufRead, BufReader};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
-use serde_json::{Value, json};
-use support::{assert_fleet_report, demo};
-
-/// A Claude Desktop file naming three demo servers: one, two and three.
-fn fleet_config(dir: &Path) -> PathBuf {
-    let entry = json!({"command": demo()});
-    let config = json!({"mcpServers": {"one": entry, "two": entry, "three": entry}});
-    let path = dir.join("claude_desktop_config.json");
-    std::fs::write(&path, config.to_string()).unwrap();
-    path
-}
-
-fn installed(relative: &str) -> PathBuf {
-    let dir = match std::env::var_os("MCPWIRE_SERVERS_DIR") {
-        Some(d) => PathBuf::from(d),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
-    };
-    let path = dir.join(relative);
-    assert!(
-        path.exists(),
-        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
-        path.display()
-    );
-    path
-}
+use serde_json::Value;
+use support::{assert_fleet_report, fleet_config, installed};
 
 /// `mcpwire --config FILE serve --http` with a known token, killed when
 /// dropped; its URL.

@@ -6,7 +6,23 @@
 mod common;
 
 use common::*;
-use mcpwire_manager::{ConnectPolicy, Event, Manager, ServerSkip, ServerSpec};
+use mcpwire_manager::{ConnectPolicy, Connector, Event, Manager, ServerSkip, ServerSpec};
+
+/// A server started by hand only (no change in these tests starts one).
+fn manual(connector: &Connector, name: &str, enabled: bool) -> ServerSpec {
+    ServerSpec::with_connector(name, connector.clone())
+        .connect(ConnectPolicy::Manual)
+        .enabled(enabled)
+}
+
+/// A fleet of `a`, and `b` disabled.
+fn a_and_disabled_b(connector: &Connector) -> Manager {
+    Manager::builder()
+        .server(manual(connector, "a", true))
+        .server(manual(connector, "b", false))
+        .build()
+        .unwrap()
+}
 
 fn skipped(manager: &Manager) -> Vec<String> {
     let mut names: Vec<String> = manager
@@ -24,17 +40,8 @@ fn skipped(manager: &Manager) -> Vec<String> {
 #[tokio::test]
 async fn the_skipped_servers_follow_reloads_adds_and_replaces() {
     let (connector, _peers) = memory();
-    // Manual servers: no change here starts one.
-    let spec = |name: &str, enabled: bool| {
-        ServerSpec::with_connector(name, connector.clone())
-            .connect(ConnectPolicy::Manual)
-            .enabled(enabled)
-    };
-    let manager = Manager::builder()
-        .server(spec("a", true))
-        .server(spec("b", false))
-        .build()
-        .unwrap();
+    let spec = |name: &str, enabled: bool| manual(&connector, name, enabled);
+    let manager = a_and_disabled_b(&connector);
     assert_eq!(skipped(&manager), ["b"]);
 
     // `b` fixed, `a` newly disabled.
@@ -79,16 +86,7 @@ async fn the_skipped_servers_follow_reloads_adds_and_replaces() {
 #[tokio::test]
 async fn the_first_connect_all_publishes_each_skipped_server_once() {
     let (connector, _peers) = memory();
-    let spec = |name: &str, enabled: bool| {
-        ServerSpec::with_connector(name, connector.clone())
-            .connect(ConnectPolicy::Manual)
-            .enabled(enabled)
-    };
-    let manager = Manager::builder()
-        .server(spec("a", true))
-        .server(spec("b", false))
-        .build()
-        .unwrap();
+    let manager = a_and_disabled_b(&connector);
     // Taken after the build: the event comes with the first connect_all.
     let mut events = manager.events();
     let report = within(manager.connect_all()).await.unwrap();

@@ -672,6 +672,24 @@ async fn over_http_the_request_comes_on_the_stream_of_the_call_it_belongs_to() {
     manager.close().await;
 }
 
+/// What `client` is offered to complete `argument` from `value`, for a
+/// prompt (`prompt:NAME`) or a resource or template (`resource:URI`).
+async fn completions(
+    client: &Client,
+    reference: &str,
+    argument: &str,
+    value: &str,
+) -> Result<Vec<String>, mcpwire_client::Error> {
+    let reference = match reference.split_once(':') {
+        Some(("prompt", name)) => CompletionReference::Prompt { name: name.into() },
+        Some(("resource", uri)) => CompletionReference::Resource { uri: uri.into() },
+        _ => panic!("a prompt: or resource: reference, not {reference}"),
+    };
+    within(client.complete(reference, argument, value, None))
+        .await
+        .map(|result| result.completion.values)
+}
+
 #[tokio::test]
 async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
     let requests = ServerRequests::new();
@@ -680,35 +698,16 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
     let caps = client.server_capabilities().unwrap();
     assert!(caps.completions.is_some(), "{caps:?}");
 
-    let prompt = CompletionReference::Prompt {
-        name: "b__greet".into(),
-    };
-    let result = within(client.complete(prompt, "who", "Ad", None))
-        .await
-        .unwrap();
     // Asked of b, under the prompt's own name.
-    assert_eq!(result.completion.values, ["b:greet:Ad"]);
-
-    let template = CompletionReference::Resource {
-        uri: "file:///a/{path}".into(),
-    };
-    let result = within(client.complete(template, "path", "x", None))
-        .await
-        .unwrap();
-    assert_eq!(result.completion.values, ["a:file:///a/{path}:x"]);
+    let values = completions(&client, "prompt:b__greet", "who", "Ad").await;
+    assert_eq!(values.unwrap(), ["b:greet:Ad"]);
+    let values = completions(&client, "resource:file:///a/{path}", "path", "x").await;
+    assert_eq!(values.unwrap(), ["a:file:///a/{path}:x"]);
     // A resource's own URI goes to the server that lists it.
-    let resource = CompletionReference::Resource {
-        uri: "file:///b/readme".into(),
-    };
-    let result = within(client.complete(resource, "part", "y", None))
-        .await
-        .unwrap();
-    assert_eq!(result.completion.values, ["b:file:///b/readme:y"]);
+    let values = completions(&client, "resource:file:///b/readme", "part", "y").await;
+    assert_eq!(values.unwrap(), ["b:file:///b/readme:y"]);
 
-    let unknown = CompletionReference::Prompt {
-        name: "c__greet".into(),
-    };
-    let error = within(client.complete(unknown, "who", "", None))
+    let error = completions(&client, "prompt:c__greet", "who", "")
         .await
         .unwrap_err();
     let upstream = error.server_error().expect("a JSON-RPC error");
@@ -717,13 +716,8 @@ async fn completion_goes_to_the_server_that_owns_the_prompt_or_template() {
     // A client of the stateless era completes the same way.
     let modern = ClientConfig::new().era(EraChoice::Modern);
     let stateless = serve_to(&manager, ServeOptions::new(), modern).await;
-    let prompt = CompletionReference::Prompt {
-        name: "b__greet".into(),
-    };
-    let result = within(stateless.complete(prompt, "who", "Zo", None))
-        .await
-        .unwrap();
-    assert_eq!(result.completion.values, ["b:greet:Zo"]);
+    let values = completions(&stateless, "prompt:b__greet", "who", "Zo").await;
+    assert_eq!(values.unwrap(), ["b:greet:Zo"]);
     manager.close().await;
 }
 

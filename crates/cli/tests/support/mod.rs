@@ -8,7 +8,7 @@
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 /// The `mcpwire` binary under test.
@@ -281,4 +281,30 @@ pub(crate) fn assert_fleet_report(report: &serde_json::Value) {
     );
     let unknown = report["unknown"].as_str().unwrap();
     assert!(unknown.contains("nobody__nothing"), "{unknown}");
+}
+
+/// A real server or client that `cargo xtask servers` installed, under
+/// `MCPWIRE_SERVERS_DIR` (default `target/mcp-servers`); fails the test
+/// if it is missing.
+pub(crate) fn installed(relative: &str) -> PathBuf {
+    let dir = match std::env::var_os("MCPWIRE_SERVERS_DIR") {
+        Some(d) => PathBuf::from(d),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../target/mcp-servers"),
+    };
+    let path = dir.join(relative);
+    assert!(
+        path.exists(),
+        "{} is not installed: run `cargo xtask servers` (or set MCPWIRE_SERVERS_DIR)",
+        path.display()
+    );
+    path
+}
+
+/// A Claude Desktop file naming three demo servers: one, two and three.
+pub(crate) fn fleet_config(dir: &Path) -> PathBuf {
+    let entry = serde_json::json!({"command": demo()});
+    let config = serde_json::json!({"mcpServers": {"one": entry, "two": entry, "three": entry}});
+    let path = dir.join("claude_desktop_config.json");
+    std::fs::write(&path, config.to_string()).unwrap();
+    path
 }
