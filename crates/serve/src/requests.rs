@@ -513,9 +513,10 @@ impl Drop for Calling {
     }
 }
 
-/// The server a client's request goes to: `None` for a request that
-/// reaches no server, `Some(None)` when its server cannot be told (it then
-/// counts for every server).
+/// The server a client's `prompts/get` or `resources/read` goes to: `None`
+/// for another request, `Some(None)` when its server cannot be told (it
+/// then counts for every server). A `tools/call` is tied to its server
+/// where its params are read for the call, so its arguments are read once.
 pub(crate) fn upstream_server(manager: &Manager, request: &Request) -> Option<Option<String>> {
     /// What names the target; the arguments, however large, are skipped
     /// by the parser, not built into a tree on every call.
@@ -531,9 +532,6 @@ pub(crate) fn upstream_server(manager: &Manager, request: &Request) -> Option<Op
             .and_then(|p| p.deserialize::<Target>().ok())
     };
     let server = match request.method.as_str() {
-        "tools/call" => target()
-            .and_then(|t| t.name)
-            .and_then(|n| manager.route(&n).ok().map(|(s, _)| s)),
         "prompts/get" => target()
             .and_then(|t| t.name)
             .and_then(|n| manager.route_prompt(&n).ok().map(|(s, _)| s)),

@@ -372,7 +372,8 @@ impl Session {
         // Counted as in flight to its server while it runs, so that
         // server's requests can be relayed to this client; not a request of
         // the stateless era, which gets no requests from the server.
-        let _calling = self.peer.as_ref().filter(|_| !modern).and_then(|peer| {
+        let relay_peer = self.peer.as_ref().filter(|_| !modern);
+        let _calling = relay_peer.and_then(|peer| {
             let server = requests::upstream_server(manager, request)?;
             Some(peer.calling(server, &request.id))
         });
@@ -406,6 +407,10 @@ impl Session {
                     Ok(call) => call,
                     Err(e) => return Some(Err(e)),
                 };
+                let _calling = relay_peer.map(|peer| {
+                    let server = manager.route(&call.name).ok().map(|(server, _)| server);
+                    peer.calling(server, &request.id)
+                });
                 let mut options = methods::call_options(cancel.clone());
                 if let Some(token) = call.meta.as_ref().and_then(|m| m.progress_token.clone()) {
                     options = options.on_progress(self.progress_relay(token));
