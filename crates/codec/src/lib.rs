@@ -17,8 +17,9 @@
 //! With the `tokio-codec` feature, every decoder and encoder also implements
 //! tokio-util's `Decoder` or `Encoder` (errors as `CodecError`), for use
 //! with `FramedRead` and `FramedWrite`. The `frame-growth` feature exposes
-//! the frame-buffer growth rule (`grow_frame_buffer`) for transports built on
-//! this crate; users of the codec do not need it.
+//! the frame-buffer growth rule (`grow_frame_buffer`) and the large-frame
+//! buffer kept for reuse (`SpareBuffer`) for transports built on this crate;
+//! users of the codec do not need them.
 //!
 //! What it does **not** do: read or write sockets and pipes, know any MCP
 //! method, retry, or time anything out. Those belong to the transport and
@@ -55,6 +56,8 @@ mod grow;
 #[cfg(feature = "frame-growth")]
 mod growth;
 mod limit;
+#[cfg(feature = "frame-growth")]
+mod spare;
 mod content_length;
 mod encode;
 pub mod jsonrpc;
@@ -69,9 +72,11 @@ pub use encode::{
 };
 pub use error::DecodeError;
 #[cfg(feature = "frame-growth")]
-pub use growth::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len};
+pub use growth::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
 pub use limit::DEFAULT_MAX_FRAME_LEN;
 pub use line::LineDecoder;
+#[cfg(feature = "frame-growth")]
+pub use spare::SpareBuffer;
 pub use sse::{DEFAULT_MAX_EVENT_LEN, SseDecoder, SseEvent};
 #[cfg(feature = "tokio-codec")]
 pub use tokio_codec::CodecError;

@@ -18,6 +18,7 @@ use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::time::Duration;
 
 use bytes::{Bytes, BytesMut};
+use mcpwire_codec::SpareBuffer;
 use mcpwire_codec::jsonrpc::{Id, Payload, encode_notification, encode_request_vec};
 use mcpwire_transport::{FrameMeta, FrameSender, Outgoing, SendError};
 use serde::Serialize;
@@ -159,7 +160,7 @@ impl Engine {
             stamp: stamp.meta(),
             trace: opts.trace.as_ref().or(from_span.as_ref()),
         };
-        let frame = encode(id, method, params, &extra)?;
+        let frame = encode(&REQUEST_FRAMES, id, method, params, &extra)?;
         let meta = if self.sender.wants_meta() {
             stamp.frame_meta(method, route)
         } else {
@@ -501,21 +502,29 @@ impl EncodedRequest {
     }
 }
 
+/// Where a large request frame's buffer waits, once the frame is sent, for
+/// the next large request of any client in the process (see
+/// [`SpareBuffer`]).
+static REQUEST_FRAMES: SpareBuffer = SpareBuffer::new();
+
+/// The frame of request `id`, built in `frames`' kept buffer if it holds one.
 fn encode<P: Serialize + ?Sized>(
+    frames: &'static SpareBuffer,
     id: i64,
     method: &str,
     params: Option<&P>,
     extra: &Extra<'_>,
 ) -> Result<Bytes, Error> {
-    // Room for a small call without growing; a large one grows the way the
-    // codec grows frame buffers (see `mcpwire_codec::grow_frame_vec`).
-    let mut buf = Vec::with_capacity(256);
+    // After a large request, its buffer (resident already); else room for a
+    // small call without growing. A large one grows the way the codec grows
+    // frame buffers (see `mcpwire_codec::grow_frame_vec`).
+    let mut buf = frames.take().unwrap_or_else(|| Vec::with_capacity(256));
     let bad = |e| Error::decode("request params", e);
     if extra.is_empty() {
         // The common path of the `initialize` era: params serialized
         // straight into the frame, no value tree.
         encode_request_vec(&mut buf, &Id::Number(id), method, params).map_err(bad)?;
-        return Ok(Bytes::from(buf));
+        return Ok(frames.lend(buf));
     }
     let mut value = match params {
         Some(p) => serde_json::to_value(p).map_err(bad)?,
@@ -544,14 +553,18 @@ fn encode<P: Serialize + ?Sized>(
         }
     }
     encode_request_vec(&mut buf, &Id::Number(id), method, Some(&value)).map_err(bad)?;
-    Ok(Bytes::from(buf))
+    Ok(frames.lend(buf))
 }
 
 #[cfg(test)]
 mod encode_tests {
+    use mcpwire_codec::LARGE_FRAME_LEN;
     use serde_json::json;
 
     use super::*;
+
+    /// The small frames' tests' own place for a kept buffer (they keep none).
+    static TEST_FRAMES: SpareBuffer = SpareBuffer::new();
 
     fn extra<'a>(
         progress: bool,
@@ -569,6 +582,7 @@ mod encode_tests {
     fn progress_adds_the_token_to_the_params() {
         let none = Map::new();
         let frame = encode(
+            &TEST_FRAMES,
             7,
             "tools/call",
             Some(&json!({"name": "a"})),
@@ -588,6 +602,7 @@ mod encode_tests {
             .tracestate("vendor=1");
         let params = json!({"name": "a", "_meta": {"k": "caller"}});
         let frame = encode(
+            &TEST_FRAMES,
             1,
             "tools/call",
             Some(&params),
@@ -604,9 +619,54 @@ mod encode_tests {
         assert_eq!(meta["traceparent"], trace.traceparent.as_str());
         assert_eq!(meta["tracestate"], "vendor=1");
         // No params at all still get the stamp.
-        let frame =
-            encode::<Value>(2, "server/discover", None, &extra(false, stamp, None)).unwrap();
+        let frame = encode::<Value>(
+            &TEST_FRAMES,
+            2,
+            "server/discover",
+            None,
+            &extra(false, stamp, None),
+        )
+        .unwrap();
         let v: Value = serde_json::from_slice(&frame).unwrap();
         assert_eq!(v["params"]["_meta"]["k"], "era");
+    }
+
+    #[test]
+    fn a_large_request_is_built_in_the_last_large_requests_buffer() {
+        static FRAMES: SpareBuffer = SpareBuffer::new();
+        let none = Map::new();
+        let text = "x".repeat(LARGE_FRAME_LEN);
+        let args = json!({"name": "echo", "arguments": {"message": text}});
+        let first = encode(
+            &FRAMES,
+            1,
+            "tools/call",
+            Some(&args),
+            &extra(false, &none, None),
+        );
+        let first = first.unwrap();
+        let at = first.as_ptr();
+        drop(first);
+        let second = encode(
+            &FRAMES,
+            2,
+            "tools/call",
+            Some(&args),
+            &extra(true, &none, None),
+        );
+        let second = second.unwrap();
+        assert_eq!(second.as_ptr(), at, "the kept buffer");
+        let v: Value = serde_json::from_slice(&second).unwrap();
+        assert_eq!(v["id"], 2);
+        assert_eq!(v["params"]["_meta"]["progressToken"], 2);
+        assert_eq!(v["params"]["arguments"]["message"], text.as_str());
+        drop(second);
+        // A small request ends the run: it is sent in a buffer of its own
+        // and the large one goes.
+        let small = encode::<Value>(&FRAMES, 3, "ping", None, &extra(false, &none, None));
+        let small = small.unwrap();
+        assert_ne!(small.as_ptr(), at);
+        assert_eq!(&small[..], br#"{"jsonrpc":"2.0","id":3,"method":"ping"}"#);
+        assert!(FRAMES.take().is_none());
     }
 }
