@@ -251,8 +251,17 @@ fn is_tool_error(payload: &Payload) -> bool {
         #[serde(rename = "isError", default)]
         is_error: bool,
     }
-    memchr::memmem::find(payload.as_bytes(), b"\"isError\"").is_some()
-        && payload.deserialize::<Flag>().is_ok_and(|f| f.is_error)
+    // Only a member `"isError"` whose value is `true` can make it one: a name
+    // inside a string has its quotes escaped (`\"isError\"`), so it never
+    // matches. A large answer is parsed only when one does.
+    let json = payload.as_bytes();
+    let says_true = memchr::memmem::find_iter(json, b"\"isError\"").any(|at| {
+        json[at + b"\"isError\"".len()..]
+            .trim_ascii_start()
+            .strip_prefix(b":")
+            .is_some_and(|value| value.trim_ascii_start().starts_with(b"true"))
+    });
+    says_true && payload.deserialize::<Flag>().is_ok_and(|f| f.is_error)
 }
 
 /// The `error.type` of a failed request: the JSON-RPC error code when the
@@ -346,6 +355,16 @@ mod tests {
         // The words in a text are not the member.
         assert!(!is_tool_error(&payload(
             r#"{"content":[{"type":"text","text":"\"isError\": true"}]}"#
+        )));
+        // Spaces around the colon; a nested member is not the result's.
+        assert!(is_tool_error(&payload(
+            r#"{"content":[],"isError" :  true }"#
+        )));
+        assert!(!is_tool_error(&payload(
+            r#"{"structuredContent":{"isError":true},"content":[],"isError":false}"#
+        )));
+        assert!(is_tool_error(&payload(
+            r#"{"structuredContent":{"isError":false},"isError":true}"#
         )));
     }
 }
