@@ -17,11 +17,6 @@ pub fn grow_frame_buffer(buf: &mut BytesMut, additional: usize, max_frame_len: u
     crate::grow::grow(buf, additional, max_frame_len);
 }
 
-/// [`grow_frame_buffer`] for a frame built in a `Vec`.
-pub fn grow_frame_vec(buf: &mut Vec<u8>, additional: usize, max_frame_len: usize) {
-    crate::grow::grow(buf, additional, max_frame_len);
-}
-
 /// The capacity [`grow_frame_buffer`] gives a large frame's buffer in its
 /// one step, for frames of at most `max_frame_len` bytes.
 pub fn grow_frame_buffer_len(max_frame_len: usize) -> usize {

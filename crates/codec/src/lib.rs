@@ -72,7 +72,7 @@ pub use encode::{
 };
 pub use error::DecodeError;
 #[cfg(feature = "frame-growth")]
-pub use growth::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len, grow_frame_vec};
+pub use growth::{LARGE_FRAME_LEN, grow_frame_buffer, grow_frame_buffer_len};
 pub use limit::DEFAULT_MAX_FRAME_LEN;
 pub use line::LineDecoder;
 #[cfg(feature = "frame-growth")]

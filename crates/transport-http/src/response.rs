@@ -9,8 +9,8 @@ use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, Response};
 use http_body_util::BodyExt;
 use hyper::body::{Body as _, Incoming};
+use mcpwire_codec::grow_frame_buffer;
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_codec::{LARGE_FRAME_LEN, SpareBuffer, grow_frame_vec};
 use mcpwire_transport::HttpStatus;
 
 use crate::Error;
@@ -182,7 +182,7 @@ pub(crate) async fn read_body(
         .exact()
         .and_then(|n| usize::try_from(n).ok());
     let read = async {
-        let mut gather = Gather::new(declared, max, &ANSWER_FRAMES);
+        let mut gather = Gather::new(declared, max);
         while let Some(frame) = body.frame().await {
             let frame = frame.map_err(|e| Error::Request(Box::new(e)))?;
             if let Ok(data) = frame.into_data() {
@@ -209,25 +209,18 @@ pub(crate) async fn read_body(
 struct Gather {
     /// The first frame, kept as it is while it is the only one.
     first: Option<Bytes>,
-    rest: Vec<u8>,
+    rest: BytesMut,
     declared: Option<usize>,
     max: usize,
-    /// Where a large body's buffer goes back to, and comes from.
-    spare: &'static SpareBuffer,
 }
 
-/// Where a large answer's buffer waits, once the answer is read and
-/// dropped, for the next large answer in the process (see [`SpareBuffer`]).
-static ANSWER_FRAMES: SpareBuffer = SpareBuffer::new();
-
 impl Gather {
-    fn new(declared: Option<usize>, max: usize, spare: &'static SpareBuffer) -> Self {
+    fn new(declared: Option<usize>, max: usize) -> Self {
         Self {
             first: None,
-            rest: Vec::new(),
+            rest: BytesMut::new(),
             declared,
             max,
-            spare,
         }
     }
 
@@ -239,45 +232,20 @@ impl Gather {
         }
         if let Some(first) = self.first.take() {
             let expected = self.declared.unwrap_or(0).clamp(len, self.max);
-            self.room(expected);
+            grow_frame_buffer(&mut self.rest, expected, self.max);
             self.rest.extend_from_slice(&first);
             self.rest.extend_from_slice(&data);
         } else if self.rest.is_empty() {
             self.first = Some(data);
         } else {
-            self.room(data.len());
+            grow_frame_buffer(&mut self.rest, data.len(), self.max);
             self.rest.extend_from_slice(&data);
         }
         Ok(())
     }
 
-    /// Room for `additional` more bytes: the last large answer's buffer if
-    /// it is kept and large enough, else grown as the codec grows frames.
-    fn room(&mut self, additional: usize) {
-        let needed = self.rest.len().saturating_add(additional);
-        if needed >= LARGE_FRAME_LEN
-            && self.rest.capacity() < needed
-            && let Some(mut spare) = self.spare.take().filter(|s| s.capacity() >= needed)
-        {
-            spare.extend_from_slice(&self.rest);
-            self.rest = spare;
-            return;
-        }
-        grow_frame_vec(&mut self.rest, additional, self.max);
-    }
-
     fn finish(self) -> Bytes {
-        match self.first {
-            Some(only) => {
-                // A small answer ends a run of large ones: the kept buffer
-                // goes.
-                if only.len() < LARGE_FRAME_LEN {
-                    self.spare.release();
-                }
-                only
-            }
-            None => self.spare.lend(self.rest),
-        }
+        self.first.unwrap_or_else(|| self.rest.freeze())
     }
 }
 
@@ -287,24 +255,8 @@ mod tests {
 
     const MAX: usize = 16 << 20;
 
-    /// Each test's own spare: tests run side by side.
-    macro_rules! spare {
-        () => {{
-            static SPARE: SpareBuffer = SpareBuffer::new();
-            &SPARE
-        }};
-    }
-
     fn gathered(declared: Option<usize>, frames: &[&[u8]]) -> Gather {
-        gathered_with(declared, frames, spare!())
-    }
-
-    fn gathered_with(
-        declared: Option<usize>,
-        frames: &[&[u8]],
-        spare: &'static SpareBuffer,
-    ) -> Gather {
-        let mut gather = Gather::new(declared, MAX, spare);
+        let mut gather = Gather::new(declared, MAX);
         for frame in frames {
             gather.push(Bytes::copy_from_slice(frame)).unwrap();
         }
@@ -314,7 +266,7 @@ mod tests {
     #[test]
     fn a_body_in_one_frame_is_that_frame() {
         let frame = Bytes::from_static(b"{\"a\":1}");
-        let mut gather = Gather::new(Some(frame.len()), MAX, spare!());
+        let mut gather = Gather::new(Some(frame.len()), MAX);
         gather.push(frame.clone()).unwrap();
         let body = gather.finish();
         assert_eq!(body.as_ptr(), frame.as_ptr());
@@ -351,46 +303,8 @@ mod tests {
     }
 
     #[test]
-    fn a_large_body_is_read_into_the_last_large_bodys_buffer() {
-        let spare = spare!();
-        let chunk = vec![b'x'; LARGE_FRAME_LEN];
-        // A kept buffer of a capacity no growth step gives, to know it by
-        // (an address can come back from the system for a new buffer).
-        let marked = 3 * LARGE_FRAME_LEN + 7;
-        let mut kept = Vec::with_capacity(marked);
-        kept.extend_from_slice(&chunk);
-        drop(spare.lend(kept));
-        let mut next = gathered_with(Some(2 * chunk.len()), &[b"ab", &chunk], spare);
-        assert_eq!(next.rest.capacity(), marked, "the kept buffer");
-        next.push(Bytes::from_static(b"cd")).unwrap();
-        let body = next.finish();
-        assert_eq!(&body[..2], b"ab");
-        assert_eq!(&body[body.len() - 2..], b"cd");
-        assert_eq!(body.len(), chunk.len() + 4);
-        assert!(body[2..body.len() - 2].iter().all(|b| *b == b'x'));
-        drop(body);
-        // Back again; a body larger than it grows as usual, and it goes.
-        let mut larger = gathered_with(Some(marked + 1), &[b"ab", b"cd"], spare);
-        assert_ne!(larger.rest.capacity(), marked);
-        assert!(larger.rest.capacity() > marked);
-        assert!(spare.take().is_none());
-        larger.push(Bytes::from(chunk.clone())).unwrap();
-        drop(larger.finish());
-        // One frame as large as a large body keeps it; a small one lets it go.
-        let one = gathered_with(None, &[&chunk], spare).finish();
-        assert_eq!(one.len(), LARGE_FRAME_LEN);
-        assert!(spare.take().is_some());
-        let mut kept = Vec::with_capacity(marked);
-        kept.extend_from_slice(&chunk);
-        drop(spare.lend(kept));
-        let small = gathered_with(None, &[b"{}"], spare).finish();
-        assert_eq!(&small[..], b"{}");
-        assert!(spare.take().is_none());
-    }
-
-    #[test]
     fn a_body_over_the_limit_is_refused() {
-        let mut gather = Gather::new(None, 4, spare!());
+        let mut gather = Gather::new(None, 4);
         gather.push(Bytes::from_static(b"abc")).unwrap();
         gather.push(Bytes::from_static(b"d")).unwrap();
         let refused = gather.push(Bytes::from_static(b"e"));

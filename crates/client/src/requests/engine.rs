@@ -504,8 +504,14 @@ impl EncodedRequest {
 
 /// Where a large request frame's buffer waits, once the frame is sent, for
 /// the next large request of any client in the process (see
-/// [`SpareBuffer`]).
-static REQUEST_FRAMES: SpareBuffer = SpareBuffer::new();
+/// [`SpareBuffer`]). Only up to 4 MiB: larger requests are rare, and a
+/// process holding one large stdio exchange stays within its memory budget
+/// (the bench's `lean_w4`, 10 MiB echoes: 47 MiB peak with every request
+/// buffer kept, under 40 without).
+static REQUEST_FRAMES: SpareBuffer = SpareBuffer::new(MAX_KEPT_REQUEST);
+
+/// The longest request whose buffer [`REQUEST_FRAMES`] keeps.
+const MAX_KEPT_REQUEST: usize = 4 << 20;
 
 /// The frame of request `id`, built in `frames`' kept buffer if it holds one.
 fn encode<P: Serialize + ?Sized>(
@@ -517,7 +523,7 @@ fn encode<P: Serialize + ?Sized>(
 ) -> Result<Bytes, Error> {
     // After a large request, its buffer (resident already); else room for a
     // small call without growing. A large one grows the way the codec grows
-    // frame buffers (see `mcpwire_codec::grow_frame_vec`).
+    // frame buffers (see `mcpwire_codec::grow_frame_buffer`).
     let mut buf = frames.take().unwrap_or_else(|| Vec::with_capacity(256));
     let bad = |e| Error::decode("request params", e);
     if extra.is_empty() {
@@ -564,7 +570,7 @@ mod encode_tests {
     use super::*;
 
     /// The small frames' tests' own place for a kept buffer (they keep none).
-    static TEST_FRAMES: SpareBuffer = SpareBuffer::new();
+    static TEST_FRAMES: SpareBuffer = SpareBuffer::new(MAX_KEPT_REQUEST);
 
     fn extra<'a>(
         progress: bool,
@@ -633,7 +639,7 @@ mod encode_tests {
 
     #[test]
     fn a_large_request_is_built_in_the_last_large_requests_buffer() {
-        static FRAMES: SpareBuffer = SpareBuffer::new();
+        static FRAMES: SpareBuffer = SpareBuffer::new(MAX_KEPT_REQUEST);
         let none = Map::new();
         let text = "x".repeat(LARGE_FRAME_LEN);
         let args = json!({"name": "echo", "arguments": {"message": text}});
