@@ -14,7 +14,7 @@ use std::hint::black_box;
 
 use bytes::{Bytes, BytesMut};
 use criterion::{BatchSize, Criterion, Throughput, criterion_group, criterion_main};
-use mcpwire_codec::jsonrpc::Message;
+use mcpwire_codec::jsonrpc::{Id, Message, encode_request_vec};
 use mcpwire_codec::{LineDecoder, SseDecoder};
 
 const READ: usize = 64 << 10;
@@ -197,6 +197,39 @@ fn bench_envelope(c: &mut Criterion) {
     group.finish();
 }
 
+/// A request built the way the client builds one (`encode_request_vec`):
+/// a small `tools/call`, and one carrying a 1 MiB text argument.
+fn bench_encode(c: &mut Criterion) {
+    let mut group = c.benchmark_group("encode");
+    let id = Id::Number(42);
+    let small = serde_json::json!({"name": "echo", "arguments": {"message": "x".repeat(100)}});
+    group.bench_function("request_100B_text", |b| {
+        b.iter(|| {
+            let mut buf = Vec::with_capacity(256);
+            encode_request_vec(&mut buf, &id, "tools/call", Some(black_box(&small)))
+                .expect("encodes");
+            buf
+        })
+    });
+    let text: String = "lorem ipsum dolor sit amet "
+        .chars()
+        .cycle()
+        .take(1 << 20)
+        .collect();
+    let large = serde_json::json!({"name": "echo", "arguments": {"message": text}});
+    group.throughput(Throughput::Bytes(1 << 20));
+    group.sample_size(30);
+    group.bench_function("request_1MiB_text", |b| {
+        let mut buf = Vec::with_capacity(2 << 20);
+        b.iter(|| {
+            buf.clear();
+            encode_request_vec(&mut buf, &id, "tools/call", Some(black_box(&large)))
+                .expect("encodes");
+        })
+    });
+    group.finish();
+}
+
 fn newline(c: &mut Criterion) {
     bench_framing::<LineDecoder>(c);
 }
@@ -205,5 +238,12 @@ fn sse(c: &mut Criterion) {
     bench_framing::<SseDecoder>(c);
 }
 
-criterion_group!(benches, newline, sse, bench_copy_baseline, bench_envelope);
+criterion_group!(
+    benches,
+    newline,
+    sse,
+    bench_copy_baseline,
+    bench_envelope,
+    bench_encode
+);
 criterion_main!(benches);

@@ -62,7 +62,7 @@ pub fn encode_request<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(&mut FrameWriter(buf), id, method, params)
+    write_request(buf, id, method, params)
 }
 
 /// Appends a request to `buf` as compact JSON (no line end), byte for byte
@@ -77,18 +77,20 @@ pub fn encode_request_vec<P: Serialize + ?Sized>(
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
-    write_request(&mut FrameWriter(buf), id, method, params)
+    write_request(buf, id, method, params)
 }
 
 /// The request envelope written member by member in the order the
 /// `Envelope` struct has them; only `id`, `method` and `params` go through
-/// serde.
-fn write_request<W: Write, P: Serialize + ?Sized>(
-    w: &mut W,
+/// serde, the params through [`compact`](super::compact), which escapes
+/// long strings faster than serde_json.
+fn write_request<B: FrameBuf, P: Serialize + ?Sized>(
+    buf: &mut B,
     id: &Id,
     method: &str,
     params: Option<&P>,
 ) -> Result<(), serde_json::Error> {
+    let w = &mut FrameWriter(buf);
     w.write_all(br#"{"jsonrpc":"2.0","id":"#)
         .map_err(serde_json::Error::io)?;
     serde_json::to_writer(&mut *w, id)?;
@@ -98,7 +100,7 @@ fn write_request<W: Write, P: Serialize + ?Sized>(
     if let Some(params) = params {
         w.write_all(br#","params":"#)
             .map_err(serde_json::Error::io)?;
-        serde_json::to_writer(&mut *w, params)?;
+        super::compact::write(&mut *w.0, params)?;
     }
     w.write_all(b"}").map_err(serde_json::Error::io)
 }

@@ -13,6 +13,7 @@ mod id;
 mod in_place;
 mod payload;
 mod error;
+mod compact;
 mod encode;
 mod scan;
 mod message;
