@@ -2,7 +2,7 @@
 //! configuration, and the per-URL memory of the automatic fallback.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex, OnceLock, Weak};
+use std::sync::{Arc, Mutex, Weak};
 use std::time::{Duration, Instant};
 
 use bytes::Bytes;
@@ -15,7 +15,6 @@ use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
 use mcpwire_auth::Authorizer;
 use mcpwire_transport::ConnectError;
-use mcpwire_transport::tls::{self, Roots};
 
 use crate::config::{Http2, HttpConfig, ProxyConfig};
 use crate::connector::Connector;
@@ -23,6 +22,7 @@ use crate::error::Error;
 use crate::mode::HttpMode;
 use crate::proxy::ProxyRules;
 use crate::resolve::Resolver;
+use crate::tls_setup::TlsSetup;
 
 /// A pooled HTTP client (HTTP/1.1 and HTTP/2, rustls) shared by transports.
 ///
@@ -80,9 +80,12 @@ impl std::fmt::Debug for HttpClient {
 }
 
 impl HttpClient {
-    /// A client with `config`. Fails only on a bad TLS configuration.
+    /// A client with `config`. Fails only on a bad TLS configuration: roots
+    /// other than the default are loaded here, the default (Mozilla) roots
+    /// at the first `https` connection, so a client of `http` URLs only
+    /// never loads them.
     pub fn new(config: HttpConfig) -> Result<Self, Error> {
-        let tls = shared_tls_config(&config)?;
+        let tls = TlsSetup::of(&config)?;
         let proxy = match &config.proxy {
             ProxyConfig::Env => Some(ProxyRules::from_env()),
             ProxyConfig::Off => None,
@@ -313,37 +316,4 @@ fn classify_client_error(e: hyper_util::client::legacy::Error) -> Error {
         source = s.source();
     }
     Error::Request(Box::new(e))
-}
-
-/// The TLS configuration of a client: one per process for the default
-/// roots (the Mozilla roots, nothing added), made on first use, so a
-/// gateway that builds a client per server pays for the root store and
-/// the session cache once, not per client; its own for any other roots.
-/// Clients on the default roots share the TLS session cache, as clones of
-/// one client do: a resumed session carries no credentials of ours.
-fn shared_tls_config(config: &HttpConfig) -> Result<Arc<rustls::ClientConfig>, Error> {
-    static DEFAULT: [OnceLock<Arc<rustls::ClientConfig>>; 2] = [OnceLock::new(), OnceLock::new()];
-    if !(config.webpki_roots && !config.native_roots && config.extra_roots.is_empty()) {
-        return tls_config(config).map(Arc::new);
-    }
-    let slot = &DEFAULT[usize::from(config.http2 == Http2::PriorKnowledge)];
-    if let Some(tls) = slot.get() {
-        return Ok(tls.clone());
-    }
-    let tls = Arc::new(tls_config(config)?);
-    Ok(slot.get_or_init(|| tls).clone())
-}
-
-fn tls_config(config: &HttpConfig) -> Result<rustls::ClientConfig, Error> {
-    let roots = Roots {
-        webpki: config.webpki_roots,
-        native: config.native_roots,
-        extra: &config.extra_roots,
-    };
-    let alpn = if config.http2 == Http2::PriorKnowledge {
-        vec![b"h2".to_vec()]
-    } else {
-        vec![b"h2".to_vec(), b"http/1.1".to_vec()]
-    };
-    tls::client_config(roots, alpn).map_err(|e| ConnectError::Tls(e).into())
 }

@@ -13,11 +13,11 @@ use mcpwire_transport::tls::TcpOrTls;
 use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
-use tokio_rustls::TlsConnector;
 
 use crate::error::BoxError;
 use crate::proxy::ProxyRules;
 use crate::resolve::Resolver;
+use crate::tls_setup::TlsSetup;
 
 /// Connects TCP, then TLS for `https` URLs, offering `h2` and `http/1.1`
 /// through ALPN; the whole connect is bounded by the connect timeout.
@@ -34,14 +34,14 @@ pub(crate) struct Connector {
     tcp: HttpConnector<Resolver>,
     /// The connector to proxies: any address the system resolver gives.
     proxy_tcp: HttpConnector<Resolver>,
-    tls: TlsConnector,
+    tls: TlsSetup,
     timeout: Duration,
     proxy: Option<Arc<ProxyRules>>,
 }
 
 impl Connector {
     pub(crate) fn new(
-        tls: Arc<rustls::ClientConfig>,
+        tls: TlsSetup,
         timeout: Duration,
         proxy: Option<Arc<ProxyRules>>,
         resolver: Resolver,
@@ -57,7 +57,7 @@ impl Connector {
         Self {
             tcp: tcp(resolver),
             proxy_tcp: tcp(Resolver::any()),
-            tls: TlsConnector::from(tls),
+            tls,
             timeout,
             proxy,
         }
@@ -108,6 +108,7 @@ impl tower_service::Service<Uri> for Connector {
                 }
                 let name = ServerName::try_from(host.clone())?;
                 let stream = tls
+                    .connector()?
                     .connect(name, stream)
                     .await
                     .map_err(|e| handshake_error(host, e))?;
