@@ -138,11 +138,6 @@ impl<B: FrameBuf> std::io::Write for Compact<'_, B> {
         Ok(data.len())
     }
 
-    fn write_all(&mut self, data: &[u8]) -> std::io::Result<()> {
-        self.put(data);
-        Ok(())
-    }
-
     fn flush(&mut self) -> std::io::Result<()> {
         Ok(())
     }
@@ -712,6 +707,22 @@ mod tests {
         }
         // Bytes that are not escaped: DEL, high bytes, a space.
         same("\u{7f} \u{80}\u{7ff}".repeat(20).as_str());
+    }
+
+    #[test]
+    fn a_frame_grows_as_frame_buffers_grow() {
+        // A large string takes the one large step, not a chain of doublings.
+        let text = "x".repeat(crate::grow::LARGE_FRAME_LEN);
+        let mut out = Vec::new();
+        write(&mut out, &text).unwrap();
+        assert_eq!(out.len(), text.len() + 2);
+        let whole = crate::grow::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        assert_eq!(out.capacity(), whole);
+        // A small one is written in the room there is.
+        let mut small = Vec::with_capacity(64);
+        write(&mut small, &serde_json::json!({"k": [1, "two"]})).unwrap();
+        assert_eq!(small.capacity(), 64);
+        assert_eq!(small, br#"{"k":[1,"two"]}"#);
     }
 
     fn any_value() -> impl Strategy<Value = Value> {
