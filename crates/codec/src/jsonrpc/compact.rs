@@ -644,6 +644,7 @@ mod tests {
         };
         same(&everything);
         same(&Some(Unit));
+        same(&Bytes);
         same(&None::<u8>);
     }
 
@@ -657,6 +658,7 @@ mod tests {
         same(&MapOf(vec![(1.5f32, 1u8)]));
         same(&MapOf(vec![(f32::NAN, 1u8)]));
         same(&MapOf(vec![(vec![1u8], 1u8)]));
+        same(&MapOf(vec![(Bytes, 1u8)]));
         same(&MapOf(vec![((), 1u8)]));
         same(&MapOf(vec![(None::<u8>, 1u8)]));
         same(&MapOf(vec![(Some("k"), 1u8)]));
@@ -665,6 +667,15 @@ mod tests {
         same(&MapOf(vec![(Shape::Tuple(1, true), 1u8)]));
         same(&MapOf(vec![(Shape::Newtype("n".into()), 1u8)]));
         same(&MapOf(vec![(map, 1u8)]));
+    }
+
+    /// A value serde writes as bytes.
+    struct Bytes;
+
+    impl Serialize for Bytes {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(b"ab")
+        }
     }
 
     /// A map from pairs, for keys no map type takes.
@@ -717,6 +728,11 @@ mod tests {
         write(&mut out, &text).unwrap();
         assert_eq!(out.len(), text.len() + 2);
         let whole = crate::grow::grow_frame_buffer_len(crate::DEFAULT_MAX_FRAME_LEN);
+        assert_eq!(out.capacity(), whole);
+        // So does a frame that becomes large with a string appended to it.
+        let mut out = Vec::with_capacity(256 << 10);
+        out.resize(200 << 10, b' ');
+        write(&mut out, &"x".repeat(100 << 10)).unwrap();
         assert_eq!(out.capacity(), whole);
         // A small one is written in the room there is.
         let mut small = Vec::with_capacity(64);
