@@ -9,7 +9,7 @@
 //! Frames read are not kept this way: a large answer's buffer becomes the
 //! caller's string (see `jsonrpc::in_place`), so there is no buffer to keep.
 //! Read into a kept buffer, the string was a fresh allocation and a copy
-//! instead, which measured slower (HTTP W4 10 MiB echo: 0.88x).
+//! instead, which measured slower (`docs/benchmarks.md`).
 //!
 //! It keeps one buffer at most, only after a frame no longer than its
 //! `max_kept`, and lets it go at the first small frame: what it holds

@@ -504,10 +504,9 @@ impl EncodedRequest {
 
 /// Where a large request frame's buffer waits, once the frame is sent, for
 /// the next large request of any client in the process (see
-/// [`SpareBuffer`]). Only up to 4 MiB: larger requests are rare, and a
-/// process holding one large stdio exchange stays within its memory budget
-/// (the bench's `lean_w4`, 10 MiB echoes: 47 MiB peak with every request
-/// buffer kept, under 40 without).
+/// [`SpareBuffer`]). Only up to 4 MiB: larger requests are rare, and with
+/// every request's buffer kept a process of 10 MiB stdio echoes no longer
+/// met its memory target (`lean_w4` in `docs/benchmarks.md`).
 static REQUEST_FRAMES: SpareBuffer = SpareBuffer::new(MAX_KEPT_REQUEST);
 
 /// The longest request whose buffer [`REQUEST_FRAMES`] keeps.

@@ -3,8 +3,8 @@
 //!
 //! serde_json looks at each byte of a string on its own for the few that
 //! JSON escapes. A large argument (a file's text, a base64 image) spent more
-//! of the client's time there than anywhere else: 11% of the client's CPU in
-//! a profile of the bench's HTTP 1 MiB echo. Here a string is checked 32
+//! of the client's time there than anywhere else (profiles and figures in
+//! `docs/benchmarks.md`). Here a string is checked 32
 //! bytes at a time (a loop the compiler turns into vector instructions) and
 //! its clean runs are copied whole. Numbers are written by serde_json
 //! itself; the rest (the shapes of values, map keys, a `RawValue`) the way
