@@ -49,6 +49,26 @@ macro_rules! elements {
     )*};
 }
 
+/// The compound traits whose items are named fields.
+macro_rules! fields {
+    ($($tr:ident),* $(,)?) => {$(
+        impl<B: FrameBuf> ser::$tr for Compound<'_, '_, B> {
+            type Ok = ();
+            type Error = Error;
+            fn serialize_field<T: Serialize + ?Sized>(
+                &mut self,
+                key: &'static str,
+                value: &T,
+            ) -> Result<(), Error> {
+                self.field(key, value)
+            }
+            fn end(self) -> Result<(), Error> {
+                self.close()
+            }
+        }
+    )*};
+}
+
 /// Appends `value` to `buf` as compact JSON, as `serde_json::to_writer`
 /// would, growing `buf` the way frame buffers grow.
 pub(crate) fn write<B: FrameBuf, T: Serialize + ?Sized>(
@@ -352,35 +372,7 @@ impl<B: FrameBuf> ser::SerializeMap for Compound<'_, '_, B> {
     }
 }
 
-impl<B: FrameBuf> ser::SerializeStruct for Compound<'_, '_, B> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
-
-impl<B: FrameBuf> ser::SerializeStructVariant for Compound<'_, '_, B> {
-    type Ok = ();
-    type Error = Error;
-    fn serialize_field<T: Serialize + ?Sized>(
-        &mut self,
-        key: &'static str,
-        value: &T,
-    ) -> Result<(), Error> {
-        self.field(key, value)
-    }
-    fn end(self) -> Result<(), Error> {
-        self.close()
-    }
-}
+fields!(SerializeStruct, SerializeStructVariant);
 
 /// A map key (a string, or a number or bool written as one), or a
 /// `RawValue`'s text (`key: false`), written as it is.
