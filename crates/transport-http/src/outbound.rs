@@ -37,7 +37,9 @@ pub(crate) enum Outbound {
     },
     /// A notification; `initialized` opens the GET stream.
     Notification { initialized: bool },
-    /// A response, a batch, or something we cannot read: posted as is.
+    /// A response (a result or an error) to a request of the server's.
+    Response,
+    /// A batch, or something we cannot read: posted as is.
     Other,
 }
 
@@ -54,7 +56,7 @@ impl Outbound {
             FrameKind::Notification { method } => Outbound::Notification {
                 initialized: method == "notifications/initialized",
             },
-            FrameKind::Response { .. } => Outbound::Other,
+            FrameKind::Response { .. } => Outbound::Response,
             // Not said, or a kind added later: read the frame.
             _ => match Self::classify(&out.frame) {
                 Outbound::Request { id, initialize, .. } => Outbound::Request {
@@ -79,9 +81,15 @@ impl Outbound {
                 meta: None,
             };
         }
-        let Some(peek) = Peek::of(frame).filter(|p| !p.answer) else {
+        let Some(peek) = Peek::of(frame) else {
             return Outbound::Other;
         };
+        if peek.answer {
+            return match (peek.id, peek.method) {
+                (Some(_), None) => Outbound::Response,
+                _ => Outbound::Other,
+            };
+        }
         let Some(method) = peek.method.and_then(method_name) else {
             return Outbound::Other;
         };
@@ -299,11 +307,12 @@ mod tests {
             Outbound::of(&other),
             Outbound::Notification { initialized: false }
         );
-        // A response is posted as it is, even one that looks like a request.
+        // A response is one as its sender says, even one that looks like a
+        // request.
         let answer = Bytes::from_static(br#"{"jsonrpc":"2.0","id":3,"method":"x"}"#);
         assert_eq!(
             Outbound::of(&Outgoing::response(answer.clone(), Id::Number(3))),
-            Outbound::Other
+            Outbound::Response
         );
         // Bare bytes are read, and keep the header fields they came with.
         let bare = Outgoing::from(answer).with_meta(Some(meta.clone()));
@@ -437,10 +446,22 @@ mod tests {
     }
 
     #[test]
-    fn responses_batches_and_garbage_are_other() {
+    fn a_result_or_an_error_with_an_id_is_a_response() {
         for frame in [
             r#"{"jsonrpc":"2.0","id":1,"result":{}}"#,
-            r#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"x"}}"#,
+            r#"{"jsonrpc":"2.0","id":"s1","error":{"code":1,"message":"x"}}"#,
+            r#"{"result":{"x":[1,2]},"jsonrpc":"2.0","id":7}"#,
+            r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"},"id":null}"#,
+        ] {
+            assert_eq!(classify(frame), Outbound::Response, "{frame}");
+        }
+    }
+
+    #[test]
+    fn batches_garbage_and_mixed_envelopes_are_other() {
+        for frame in [
+            r#"{"jsonrpc":"2.0","result":{}}"#,
+            r#"{"jsonrpc":"2.0","result":{},"method":"x","id":1}"#,
             r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#,
             r#"{"jsonrpc":"2.0","id":null,"method":"ping"}"#,
             r#"{"jsonrpc":"2.0","id":1.5,"method":"ping"}"#,

@@ -10,6 +10,7 @@ mod stream;
 mod exchange;
 mod direct;
 
+use std::ops::ControlFlow;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,7 +18,7 @@ use bytes::Bytes;
 use http::{Response, StatusCode};
 use hyper::body::Incoming;
 use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
-use tokio::sync::{Semaphore, mpsc, oneshot, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::context::{Exchange, Link, drive};
@@ -80,131 +81,201 @@ impl Streamable {
         // theirs; polling it (first in the loop) also gives them the
         // driver's waker.
         let direct = self.direct.clone();
-        if let Some(frame) = held {
-            let exchange = Box::pin(self.send(frame)).await;
-            direct.handed_on(exchange);
-        }
-        loop {
+        let mut closing = match held {
+            Some(frame) => Box::pin(self.hand_on(frame, &mut rx, &mut shutdown)).await,
+            None => ControlFlow::Continue(()),
+        };
+        while closing.is_continue() {
             tokio::select! {
                 biased;
                 _ = shutdown.changed() => break,
                 () = direct.drive() => {}
                 frame = rx.recv() => match frame {
+                    // Boxed, as is closing below: handing on holds a frame
+                    // and its retries, kilobytes an idle session would
+                    // otherwise carry in its task.
                     Some(frame) => {
-                        // The requests in flight go on while this frame is
-                        // posted (or waits for an in-flight permit, which
-                        // only they can give back).
-                        // Boxed, as is closing below: posting holds a
-                        // request and its retries, kilobytes an idle
-                        // session would otherwise carry in its task.
-                        let exchange = tokio::select! {
-                            exchange = Box::pin(self.send(frame)) => exchange,
-                            () = direct.drive() => None,
-                            _ = shutdown.changed() => break,
-                        };
-                        direct.handed_on(exchange);
+                        closing = Box::pin(self.hand_on(frame, &mut rx, &mut shutdown)).await;
                     }
                     None => break,
                 },
                 Some(_) = self.tasks.join_next() => {}
             }
         }
-        Box::pin(self.close(rx)).await;
+        let unsent = match closing {
+            ControlFlow::Break(unsent) => unsent,
+            ControlFlow::Continue(()) => Vec::new(),
+        };
+        Box::pin(self.close(rx, unsent)).await;
         CloseReason::Local
     }
 
-    /// Sends one frame over Streamable HTTP. A request comes back as an
-    /// [`Exchange`] for the driver to poll beside the others (its answer may
-    /// stream for long); everything else is posted before the next frame, so
-    /// a notification such as `initialized` reaches the server before the
-    /// requests queued after it.
-    async fn send(&mut self, frame: Outgoing) -> Option<Exchange> {
-        let kind = Outbound::of(&frame);
-        let frame = frame.frame;
+    /// Hands on one frame taken from the queue, and any kept back while it
+    /// waited (see [`wait_for_permit`](Self::wait_for_permit)): a request's
+    /// exchange joins the requests in flight; anything else is posted before
+    /// the next frame, so a notification such as `initialized` reaches the
+    /// server before the requests queued after it. The requests in flight
+    /// go on meanwhile. Breaks when the transport closes, with the frames
+    /// not handed on, for the close to flush.
+    async fn hand_on(
+        &mut self,
+        frame: Outgoing,
+        rx: &mut mpsc::Receiver<Outgoing>,
+        shutdown: &mut watch::Receiver<bool>,
+    ) -> ControlFlow<Vec<Outgoing>> {
+        let direct = self.direct.clone();
+        let mut next = Some(frame);
+        while let Some(frame) = next.take() {
+            let kind = Outbound::of(&frame);
+            let exchange = if let Outbound::Request { .. } = kind {
+                let permit = match self.in_flight.clone().try_acquire_owned() {
+                    Ok(permit) => permit,
+                    Err(_) => match self.wait_for_permit(rx, shutdown, &mut next).await {
+                        Some(permit) => permit,
+                        None => {
+                            let unsent = [Some(frame), next].into_iter().flatten().collect();
+                            return ControlFlow::Break(unsent);
+                        }
+                    },
+                };
+                Some(self.start(frame.frame, kind, permit))
+            } else {
+                tokio::select! {
+                    () = self.post(frame.frame, kind) => {}
+                    () = direct.drive() => {}
+                    _ = shutdown.changed() => return ControlFlow::Break(next.into_iter().collect()),
+                }
+                None
+            };
+            direct.handed_on(exchange);
+        }
+        ControlFlow::Continue(())
+    }
+
+    /// Waits for an in-flight permit for a request taken from the queue;
+    /// `None` if the transport closes first. Only the requests in flight
+    /// give one back, so they go on meanwhile, and so does every response
+    /// queued behind the request: a server may hold each of those requests
+    /// until it has the client's answer to a request of its own (an
+    /// elicitation, a sampling), and that answer waiting behind a request
+    /// that waits for them would wedge the transport until they time out.
+    /// The first frame of any other kind is kept in `next`, in order, and
+    /// nothing more is taken from the queue until the permit comes.
+    async fn wait_for_permit(
+        &mut self,
+        rx: &mut mpsc::Receiver<Outgoing>,
+        shutdown: &mut watch::Receiver<bool>,
+        next: &mut Option<Outgoing>,
+    ) -> Option<OwnedSemaphorePermit> {
+        let direct = self.direct.clone();
+        let permit = self.in_flight.clone().acquire_owned();
+        tokio::pin!(permit);
+        let mut queue_open = true;
+        // Every wake of the requests in flight is the driver's meanwhile
+        // (see `direct`), whether or not a consumer polls.
+        direct.driver_waits(true);
+        let permit = loop {
+            tokio::select! {
+                biased;
+                _ = shutdown.changed() => break None,
+                permit = &mut permit => break permit.ok(),
+                () = direct.drive() => {}
+                frame = rx.recv(), if queue_open && next.is_none() => match frame {
+                    Some(frame) => match Outbound::of(&frame) {
+                        Outbound::Response => {
+                            tokio::select! {
+                                () = Box::pin(self.post(frame.frame, Outbound::Response)) => {}
+                                () = direct.drive() => {}
+                                _ = shutdown.changed() => break None,
+                            }
+                            direct.handed_on(None);
+                        }
+                        _ => *next = Some(frame),
+                    },
+                    None => queue_open = false,
+                },
+            }
+        };
+        direct.driver_waits(false);
+        permit
+    }
+
+    /// A request's exchange, to join the requests in flight (its answer may
+    /// stream for long); it gives `permit` back when it ends.
+    fn start(&mut self, frame: Bytes, kind: Outbound, permit: OwnedSemaphorePermit) -> Exchange {
         self.link.session.refresh(&mut self.snap);
         let build = Build::Post {
             frame: &frame,
             kind: &kind,
         };
         let req = build.request(&self.link, &self.snap);
-        match kind {
-            Outbound::Request { .. } => {
-                // Waiting for a permit stops the driver taking frames from
-                // its queue: senders then see `Busy`.
-                let permit = match self.in_flight.clone().try_acquire_owned() {
-                    Ok(permit) => permit,
-                    Err(_) => {
-                        // Only the requests in flight give a permit back:
-                        // until then their wakes are the driver's (see
-                        // `direct`), whether or not a consumer polls.
-                        self.direct.driver_waits(true);
-                        let permit = self.in_flight.clone().acquire_owned().await;
-                        self.direct.driver_waits(false);
-                        permit.ok()?
-                    }
-                };
-                let link = self.link.clone();
-                Some(Box::pin(async move {
-                    exchange(link, req, frame, kind).await;
-                    drop(permit);
-                }))
+        let link = self.link.clone();
+        Box::pin(async move {
+            exchange(link, req, frame, kind).await;
+            drop(permit);
+        })
+    }
+
+    /// Posts a notification, a response or anything else that is not a
+    /// request, and waits for its answer's status: that orders it before
+    /// the next frame.
+    async fn post(&mut self, frame: Bytes, kind: Outbound) {
+        self.link.session.refresh(&mut self.snap);
+        let build = Build::Post {
+            frame: &frame,
+            kind: &kind,
+        };
+        let req = build.request(&self.link, &self.snap);
+        // A body (not expected, but a server may stream one) is read in its
+        // own task so it cannot hold the driver.
+        let had_session = req.headers().contains_key(MCP_SESSION_ID);
+        let initialized = matches!(kind, Outbound::Notification { initialized: true });
+        // With a session, the GET stream opens beside `initialized` (the
+        // session is known from `initialize`'s answer) and is waited for
+        // below: the two round trips overlap instead of adding up before the
+        // first request.
+        let listening = match initialized && had_session {
+            true => self.start_listener(),
+            false => None,
+        };
+        let resp = match send_with_retry(&self.link, build, req).await {
+            Ok(resp) => resp,
+            Err(e) => {
+                self.stop_listener();
+                self.link.events.undelivered(frame, e.into()).await;
+                return;
             }
-            Outbound::Notification { .. } | Outbound::Other => {
-                // Only the status is awaited here: it orders this frame
-                // before the next. A body (not expected, but a server may
-                // stream one) is read in its own task so it cannot hold the
-                // driver.
-                let had_session = req.headers().contains_key(MCP_SESSION_ID);
-                let initialized = matches!(kind, Outbound::Notification { initialized: true });
-                // With a session, the GET stream opens beside `initialized`
-                // (the session is known from `initialize`'s answer) and is
-                // waited for below: the two round trips overlap instead of
-                // adding up before the first request.
-                let listening = match initialized && had_session {
-                    true => self.start_listener(),
-                    false => None,
-                };
-                let resp = match send_with_retry(&self.link, build, req).await {
-                    Ok(resp) => resp,
-                    Err(e) => {
-                        self.stop_listener();
-                        self.link.events.undelivered(frame, e.into()).await;
-                        return None;
-                    }
-                };
-                let status = resp.status();
-                if status == StatusCode::ACCEPTED || !status.is_success() {
-                    answer(&self.link, resp, frame, kind, had_session).await;
-                } else {
-                    let link = self.link.clone();
-                    self.tasks.spawn(async move {
-                        answer(&link, resp, frame, kind, had_session).await;
-                    });
-                }
-                // Without a session the GET goes after `initialized`, and
-                // its answer is still waited for: not for order (the server
-                // cannot tie the stream to our requests) but so that the
-                // next request finds the connection free. Posted at once,
-                // it would open a second connection, kept idle for the
-                // life of the pool (a client per session held two).
-                let listening = match initialized && !had_session && status.is_success() {
-                    true => self.start_listener(),
-                    false => listening,
-                };
-                if let Some(answered) = listening {
-                    if status.is_success() {
-                        // The GET stream is answered before the next frame
-                        // is posted, so whatever the server sends on it
-                        // because of our first requests has a stream to go
-                        // to (a server without an event store drops a
-                        // message that finds none). Bounded: a server slow
-                        // to answer the GET only delays the first request.
-                        let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
-                    } else {
-                        self.stop_listener();
-                    }
-                }
-                None
+        };
+        let status = resp.status();
+        if status == StatusCode::ACCEPTED || !status.is_success() {
+            answer(&self.link, resp, frame, kind, had_session).await;
+        } else {
+            let link = self.link.clone();
+            self.tasks.spawn(async move {
+                answer(&link, resp, frame, kind, had_session).await;
+            });
+        }
+        // Without a session the GET goes after `initialized`, and its answer
+        // is still waited for: not for order (the server cannot tie the
+        // stream to our requests) but so that the next request finds the
+        // connection free. Posted at once, it would open a second
+        // connection, kept idle for the life of the pool (a client per
+        // session held two).
+        let listening = match initialized && !had_session && status.is_success() {
+            true => self.start_listener(),
+            false => listening,
+        };
+        if let Some(answered) = listening {
+            if status.is_success() {
+                // The GET stream is answered before the next frame is
+                // posted, so whatever the server sends on it because of our
+                // first requests has a stream to go to (a server without an
+                // event store drops a message that finds none). Bounded: a
+                // server slow to answer the GET only delays the first
+                // request.
+                let _ = tokio::time::timeout(LISTEN_ANSWER_WAIT, answered).await;
+            } else {
+                self.stop_listener();
             }
         }
     }
@@ -237,9 +308,10 @@ impl Streamable {
         }
     }
 
-    /// Closing: flush what is queued, end the session, stop every task; all
+    /// Closing: flush what is queued (`unsent` first: frames taken from the
+    /// queue but not handed on), end the session, stop every task; all
     /// within the close timeout.
-    async fn close(&mut self, mut rx: mpsc::Receiver<Outgoing>) {
+    async fn close(&mut self, mut rx: mpsc::Receiver<Outgoing>, unsent: Vec<Outgoing>) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
@@ -252,7 +324,11 @@ impl Streamable {
         let link = self.link.clone();
         let direct = self.direct.clone();
         let flush = async {
-            while let Some(frame) = rx.recv().await {
+            let mut unsent = unsent.into_iter();
+            while let Some(frame) = match unsent.next() {
+                Some(frame) => Some(frame),
+                None => rx.recv().await,
+            } {
                 direct.unqueue();
                 let kind = Outbound::of(&frame);
                 let frame = frame.frame;

@@ -13,8 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
+use mcpwire_codec::jsonrpc::Id;
 use mcpwire_http::{HttpClient, HttpTransport};
-use mcpwire_transport::{SendError, Transport, TransportError, TransportEvent, TransportExt};
+use mcpwire_transport::{
+    Outgoing, SendError, Transport, TransportError, TransportEvent, TransportExt,
+};
 use support::*;
 
 const LIST2: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
@@ -91,6 +94,80 @@ async fn a_full_in_flight_window_sends_requests_to_the_queue() {
     // Once the window has room again, requests go on as before.
     tx.send(frame(LIST3)).await.unwrap();
     assert_eq!(next_frame(&mut t).await["id"], 3);
+}
+
+#[tokio::test]
+async fn a_response_goes_on_while_a_request_waits_for_the_in_flight_window() {
+    // Request 1 is held by the server until the client answers the server's
+    // own request `s1` (as a tool call waiting on an elicitation is). With
+    // a window of one, request 2 waits in the driver for 1 to end; the
+    // answer to `s1`, queued after request 2, must not wait behind it.
+    let answered = Arc::new(tokio::sync::Notify::new());
+    let server = {
+        let answered = answered.clone();
+        Server::start(move |seen| {
+            let answered = answered.clone();
+            async move {
+                let v: serde_json::Value = serde_json::from_str(seen.body_str()).unwrap();
+                match seen.rpc_method().as_deref() {
+                    Some("initialize") => {
+                        Reply::json(&init_result(0)).header("mcp-session-id", "s")
+                    }
+                    Some(_) if v["id"] == 1 => {
+                        let wait = Duration::from_secs(10);
+                        match tokio::time::timeout(wait, answered.notified()).await {
+                            Ok(()) => Reply::json(&result(1, "{}")),
+                            Err(_) => Reply::new(500).body("the answer to s1 never came"),
+                        }
+                    }
+                    Some(_) => Reply::json(&result(v["id"].as_u64().unwrap(), "{}")),
+                    None => {
+                        if v["id"] == "s1" {
+                            answered.notify_one();
+                        }
+                        Reply::new(202)
+                    }
+                }
+            }
+        })
+        .await
+    };
+    let client = client_with(quick_config().max_in_flight(1));
+    let mut t = ready(&client, &server).await;
+    let tx = t.sender();
+    tx.try_send(frame(LIST)).unwrap();
+    tx.try_send(frame(LIST2)).unwrap();
+    let reply = frame(r#"{"jsonrpc":"2.0","id":"s1","result":{"action":"accept"}}"#);
+    tx.try_send(Outgoing::response(reply, Id::from("s1")))
+        .unwrap();
+    assert_eq!(answered_ids(&mut t, 2).await, [1, 2]);
+}
+
+#[tokio::test]
+async fn a_notification_keeps_its_place_behind_a_request_that_waits_for_the_window() {
+    // Request 1 is slow; request 2 waits for the window of one; the
+    // notification queued after it is posted after it, not beside it.
+    let server = Server::start(|seen| async move {
+        let v: serde_json::Value = serde_json::from_str(seen.body_str()).unwrap();
+        match seen.rpc_method().as_deref() {
+            Some("initialize") => Reply::json(&init_result(0)).header("mcp-session-id", "s"),
+            Some(m) if m.starts_with("notifications/") => Reply::new(202),
+            Some(_) => Reply::json(&result(v["id"].as_u64().unwrap(), "{}"))
+                .delay(if v["id"] == 1 { 300 } else { 0 }),
+            None => Reply::new(202),
+        }
+    })
+    .await;
+    let client = client_with(quick_config().max_in_flight(1));
+    let mut t = ready(&client, &server).await;
+    let tx = t.sender();
+    tx.try_send(frame(LIST)).unwrap();
+    tx.try_send(frame(LIST2)).unwrap();
+    tx.try_send(frame(PROGRESS)).unwrap();
+    assert_eq!(answered_ids(&mut t, 2).await, [1, 2]);
+    let seen = wait_seen(&server, |s| s.len() >= 4).await;
+    let bodies: Vec<&str> = seen.iter().map(Seen::body_str).collect();
+    assert_eq!(bodies[1..], [LIST, LIST2, PROGRESS]);
 }
 
 #[tokio::test]
