@@ -117,7 +117,7 @@ impl Default for HttpConfig {
             http2: Http2::Negotiated,
             read_ahead: 4,
             queue_capacity: 32,
-            max_in_flight: 64,
+            max_in_flight: 32,
             max_frame_len: mcpwire_codec::DEFAULT_MAX_FRAME_LEN,
             listen: true,
             pool_idle_timeout: Duration::from_secs(90),
@@ -231,9 +231,11 @@ impl HttpConfig {
     }
 
     /// How many Streamable HTTP requests may await their answers at once.
-    /// Default: 64. Past it the transport stops taking frames from its queue,
-    /// so senders see `Busy`: it bounds the answers (and connections) one
-    /// transport holds.
+    /// Default: 32. Past it, requests wait in the transport's queue (senders
+    /// see `Busy` once that is full), while answers to the server's own
+    /// requests still go at once: the requests in flight may be waiting for
+    /// them. Over HTTP/1.1 each request in flight holds a connection, so it
+    /// bounds the connections (and their buffers) one transport holds.
     #[must_use]
     pub fn max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.max(1);
