@@ -28,6 +28,7 @@ pub(crate) const CRATES: &[(&str, &str)] = &[
     ("mcpwire-auth", "crates/auth"),
     ("mcpwire-http", "crates/transport-http"),
     ("mcpwire-ws", "crates/transport-ws"),
+    ("mcpwire-schema", "crates/schema"),
     ("mcpwire-client", "crates/client"),
     ("mcpwire-config", "crates/config"),
     ("mcpwire-manager", "crates/manager"),

@@ -16,8 +16,8 @@
 //! 3. Windows tests, linked with MinGW and run under Wine 8: codec,
 //!    transport-core, transport-stdio (against the demo server built for
 //!    Windows, behind a `.cmd` wrapper), the auth crate's unit tests (the
-//!    token store's access lists), every test of `mcpwire-client` and
-//!    `mcpwire-cli` (those that need a Unix-only server or tool are
+//!    token store's access lists), every test of `mcpwire-schema`,
+//!    `mcpwire-client` and `mcpwire-cli` (those that need a Unix-only server or tool are
 //!    ignored on Windows, each saying why), and `mcpwire tools` against the
 //!    demo server.
 //!
@@ -265,10 +265,13 @@ impl Env {
         run(self
             .cargo("test", WINDOWS)
             .args(["-p", "mcpwire-auth", "--lib"]))?;
-        // Every test of the client and the command; those that need a
-        // Unix-only server or tool say so in their `ignore` reason. The
-        // command's tests find the demo server beside `mcpwire.exe`.
+        // Every test of the client (and of its output validation) and the
+        // command; those that need a Unix-only server or tool say so in
+        // their `ignore` reason. The command's tests find the demo server
+        // beside `mcpwire.exe`.
         run(self.cargo("test", WINDOWS).args([
+            "-p",
+            "mcpwire-schema",
             "-p",
             "mcpwire-client",
             "--all-features",

@@ -56,6 +56,7 @@ const CRATES: &[(&str, &str)] = &[
     ("transport-core", "mcpwire-transport"),
     ("transport-stdio", "mcpwire-stdio"),
     ("transport-http", "mcpwire-http"),
+    ("schema", "mcpwire-schema"),
     ("client", "mcpwire-client"),
     ("auth", "mcpwire-auth"),
     ("config", "mcpwire-config"),

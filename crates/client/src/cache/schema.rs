@@ -5,6 +5,7 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use mcpwire_schema::{CompileError, OutputSchema};
 use serde_json::Value;
 
 use crate::base::error::Error;
@@ -13,50 +14,7 @@ use crate::base::lock::Mutex;
 use crate::types::Tool;
 
 /// The compiled validator of one tool, or why its schema did not compile.
-type Compiled = Arc<Result<jsonschema::Validator, String>>;
-
-/// How many levels of objects and arrays an output schema may nest. The
-/// schema comes from the server; compiling it and validating against it
-/// recurse once per level on the runtime's stack, so a schema nested
-/// thousands deep is refused before it is compiled. Real schemas nest a few
-/// levels; the wire's JSON parser allows 128.
-const MAX_SCHEMA_DEPTH: usize = 64;
-
-/// Whether `value` nests objects and arrays more than `max` levels deep,
-/// found without recursion.
-fn nests_deeper_than(value: &Value, max: usize) -> bool {
-    let mut pending = vec![(value, 0_usize)];
-    while let Some((v, depth)) = pending.pop() {
-        let (fields, items) = match v {
-            Value::Object(m) => (Some(m.values()), None),
-            Value::Array(a) => (None, Some(a.iter())),
-            _ => continue,
-        };
-        if depth >= max {
-            return true;
-        }
-        let children = fields
-            .into_iter()
-            .flatten()
-            .chain(items.into_iter().flatten());
-        pending.extend(children.map(|c| (c, depth + 1)));
-    }
-    false
-}
-
-/// Compiles a tool's output schema (JSON Schema 2020-12). Nothing is
-/// fetched: a `$ref` to anything but the schema itself fails to compile, as
-/// a server must not make the client reach the URLs it names (or wait on
-/// them) on every call.
-fn compile(schema: &Value) -> Result<jsonschema::Validator, String> {
-    if nests_deeper_than(schema, MAX_SCHEMA_DEPTH) {
-        return Err(format!("it nests more than {MAX_SCHEMA_DEPTH} levels deep"));
-    }
-    jsonschema::draft202012::options()
-        .offline()
-        .build(schema)
-        .map_err(|e| e.to_string())
-}
+type Compiled = Arc<Result<OutputSchema, CompileError>>;
 
 /// What the client knows about the server's tools, from the last full
 /// `tools/list` walk.
@@ -221,7 +179,7 @@ impl ToolEntry {
             return Some(c);
         }
         let schema = self.output_schema.as_ref()?;
-        let compiled: Compiled = Arc::new(compile(schema));
+        let compiled: Compiled = Arc::new(OutputSchema::compile(schema));
         let _ = self.compiled.set(compiled);
         self.compiled.get()
     }
@@ -253,11 +211,7 @@ impl ToolEntry {
                 vec!["the tool declares an output schema but returned no structuredContent".into()],
             ));
         };
-        let errors: Vec<String> = validator
-            .iter_errors(value)
-            .take(16)
-            .map(|e| format!("at {:?}: {e}", e.instance_path().to_string()))
-            .collect();
+        let errors: Vec<String> = validator.errors(value, 16);
         if errors.is_empty() {
             Ok(())
         } else {
@@ -331,55 +285,6 @@ mod tests {
         assert!(validate(&cache, "t", Some(&json!(["a", 1])), false).is_ok());
         assert!(validate(&cache, "t", Some(&json!([1])), false).is_err());
         assert!(validate(&cache, "unknown", Some(&json!(1)), false).is_ok());
-    }
-
-    /// `levels` objects nested in `properties`, built from the inside
-    /// out: the outermost schema, then one more level inside each.
-    fn nested(levels: usize) -> Value {
-        // Each level is two JSON objects: the schema and its `properties`.
-        let mut v = json!({"type": "string"});
-        for _ in 0..levels {
-            v = json!({"properties": {"a": v}});
-        }
-        v
-    }
-
-    #[test]
-    fn a_schema_nested_past_the_bound_is_refused_before_compiling() {
-        // 31 levels are 63 JSON objects (the innermost `{"type": ...}`
-        // too): within the bound of 64, compiled and used.
-        let schema = nested(31);
-        assert!(!nests_deeper_than(&schema, MAX_SCHEMA_DEPTH));
-        assert!(compile(&schema).is_ok());
-        // One level more is 65: refused, with the reason.
-        let schema = nested(32);
-        assert!(nests_deeper_than(&schema, MAX_SCHEMA_DEPTH));
-        let err = compile(&schema).unwrap_err();
-        assert!(err.contains("more than 64 levels"), "{err}");
-        // Arrays count as levels too, and a deep branch is found beside
-        // shallow ones.
-        let arrays = json!({"allOf": [{"type": "object"}, {"anyOf": [[[[{}]]]]}]});
-        assert!(nests_deeper_than(&arrays, 7));
-        assert!(!nests_deeper_than(&arrays, 8));
-        assert!(!nests_deeper_than(&json!(1), 0));
-        assert!(nests_deeper_than(&json!({}), 0));
-    }
-
-    #[test]
-    fn a_remote_reference_is_not_fetched_but_a_local_one_is_resolved() {
-        let err = compile(&json!({"$ref": "http://127.0.0.1:9/s.json"})).unwrap_err();
-        assert!(!err.is_empty());
-        let local = json!({
-            "$defs": {"n": {"type": "integer"}},
-            "properties": {"n": {"$ref": "#/$defs/n"}}
-        });
-        let v = compile(&local).unwrap();
-        assert!(v.is_valid(&json!({"n": 1})));
-        assert!(!v.is_valid(&json!({"n": "x"})));
-        // The 2020-12 meta-schema is bundled, not fetched.
-        let dated =
-            json!({"$schema": "https://json-schema.org/draft/2020-12/schema", "type": "object"});
-        assert!(compile(&dated).is_ok());
     }
 
     #[test]
