@@ -168,6 +168,12 @@ mod tests {
     }
 
     #[test]
+    fn debug_names_the_type_only() {
+        let v = OutputSchema::compile(&json!({"const": "a secret default"})).unwrap();
+        assert_eq!(format!("{v:?}"), "OutputSchema { .. }");
+    }
+
+    #[test]
     fn errors_say_where_and_stop_at_the_most_asked_for() {
         let v = OutputSchema::compile(&json!({
             "type": "object",
