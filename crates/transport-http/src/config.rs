@@ -233,9 +233,11 @@ impl HttpConfig {
     /// How many Streamable HTTP requests may await their answers at once.
     /// Default: 32. Past it, requests wait in the transport's queue (senders
     /// see `Busy` once that is full), while answers to the server's own
-    /// requests still go at once: the requests in flight may be waiting for
-    /// them. Over HTTP/1.1 each request in flight holds a connection, so it
-    /// bounds the connections (and their buffers) one transport holds.
+    /// requests queued behind them still go at once, as the requests in
+    /// flight may be waiting for them (a notification keeps its place, and
+    /// so does what is queued after it). Over HTTP/1.1 each request in
+    /// flight holds a connection, so this bounds the connections (and their
+    /// buffers) one transport holds.
     #[must_use]
     pub fn max_in_flight(mut self, requests: usize) -> Self {
         self.max_in_flight = requests.max(1);
