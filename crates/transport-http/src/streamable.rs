@@ -82,7 +82,7 @@ impl Streamable {
         // driver's waker.
         let direct = self.direct.clone();
         let mut closing = match held {
-            Some(frame) => Box::pin(self.hand_on(frame, &mut rx, &mut shutdown)).await,
+            Some(frame) => Box::pin(self.hand_on(&direct, frame, &mut rx, &mut shutdown)).await,
             None => ControlFlow::Continue(()),
         };
         while closing.is_continue() {
@@ -95,7 +95,8 @@ impl Streamable {
                     // and its retries, kilobytes an idle session would
                     // otherwise carry in its task.
                     Some(frame) => {
-                        closing = Box::pin(self.hand_on(frame, &mut rx, &mut shutdown)).await;
+                        let handing = self.hand_on(&direct, frame, &mut rx, &mut shutdown);
+                        closing = Box::pin(handing).await;
                     }
                     None => break,
                 },
@@ -119,18 +120,18 @@ impl Streamable {
     /// not handed on, for the close to flush.
     async fn hand_on(
         &mut self,
+        direct: &DirectPost,
         frame: Outgoing,
         rx: &mut mpsc::Receiver<Outgoing>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> ControlFlow<Vec<Outgoing>> {
-        let direct = self.direct.clone();
         let mut next = Some(frame);
         while let Some(frame) = next.take() {
             let kind = Outbound::of(&frame);
             let exchange = if let Outbound::Request { .. } = kind {
                 let permit = match self.in_flight.clone().try_acquire_owned() {
                     Ok(permit) => permit,
-                    Err(_) => match self.wait_for_permit(rx, shutdown, &mut next).await {
+                    Err(_) => match self.wait_for_permit(direct, rx, shutdown, &mut next).await {
                         Some(permit) => permit,
                         None => {
                             let unsent = [Some(frame), next].into_iter().flatten().collect();
@@ -140,10 +141,12 @@ impl Streamable {
                 };
                 Some(self.start(frame.frame, kind, permit))
             } else {
+                // Nothing is kept back here (only a request waits): on
+                // closing, the frame being posted is given up.
                 tokio::select! {
                     () = self.post(frame.frame, kind) => {}
                     () = direct.drive() => {}
-                    _ = shutdown.changed() => return ControlFlow::Break(next.into_iter().collect()),
+                    _ = shutdown.changed() => return ControlFlow::Break(Vec::new()),
                 }
                 None
             };
@@ -163,11 +166,11 @@ impl Streamable {
     /// nothing more is taken from the queue until the permit comes.
     async fn wait_for_permit(
         &mut self,
+        direct: &DirectPost,
         rx: &mut mpsc::Receiver<Outgoing>,
         shutdown: &mut watch::Receiver<bool>,
         next: &mut Option<Outgoing>,
     ) -> Option<OwnedSemaphorePermit> {
-        let direct = self.direct.clone();
         let permit = self.in_flight.clone().acquire_owned();
         tokio::pin!(permit);
         let mut queue_open = true;
@@ -184,7 +187,7 @@ impl Streamable {
                     Some(frame) => match Outbound::of(&frame) {
                         Outbound::Response => {
                             tokio::select! {
-                                () = Box::pin(self.post(frame.frame, Outbound::Response)) => {}
+                                () = self.post(frame.frame, Outbound::Response) => {}
                                 () = direct.drive() => {}
                                 _ = shutdown.changed() => break None,
                             }
