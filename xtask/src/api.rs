@@ -136,6 +136,7 @@ fn items(
         p.push(name.to_owned());
         p.join("::")
     };
+    let private = private_types(list);
     for item in list {
         if test_only(attrs_of(item)) {
             continue;
@@ -241,6 +242,15 @@ fn items(
             {
                 out.insert(format!("{cfg}macro {name}!"));
             }
+            // An impl of this module's private type, or of its private
+            // trait, is no one's API.
+            Item::Impl(i)
+                if named(&i.self_ty).is_some_and(|n| private.contains(&n))
+                    || i.trait_.as_ref().is_some_and(|(_, tr, _)| {
+                        tr.segments
+                            .last()
+                            .is_some_and(|s| private.contains(&s.ident.to_string()))
+                    }) => {}
             Item::Impl(i) => {
                 let of = match &i.trait_ {
                     Some((_, tr, _)) => format!("impl {} for {}", tokens(tr), tokens(&i.self_ty)),
@@ -268,6 +278,31 @@ fn items(
         }
     }
     Ok(())
+}
+
+/// The types and traits `list` declares without `pub`.
+fn private_types(list: &[Item]) -> BTreeSet<String> {
+    list.iter()
+        .filter_map(|item| match item {
+            Item::Struct(s) if !is_pub(&s.vis) => Some(&s.ident),
+            Item::Enum(e) if !is_pub(&e.vis) => Some(&e.ident),
+            Item::Union(u) if !is_pub(&u.vis) => Some(&u.ident),
+            Item::Type(t) if !is_pub(&t.vis) => Some(&t.ident),
+            Item::Trait(t) if !is_pub(&t.vis) => Some(&t.ident),
+            _ => None,
+        })
+        .map(ToString::to_string)
+        .collect()
+}
+
+/// The name of the type an impl is for, through references: `Compact` for
+/// `&'s mut Compact<'a, B>`.
+fn named(ty: &syn::Type) -> Option<String> {
+    match ty {
+        syn::Type::Reference(r) => named(&r.elem),
+        syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
 }
 
 /// Private fields are not API; docs are not either.
@@ -329,4 +364,35 @@ fn cfgs(attrs: &[Attribute]) -> String {
 
 fn tokens(t: &impl ToTokens) -> String {
     t.to_token_stream().to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn listed(source: &str) -> Vec<String> {
+        let file = syn::parse_file(source).unwrap();
+        let mut out = BTreeSet::new();
+        items(&file.items, &["m".to_owned()], Path::new("."), &mut out).unwrap();
+        out.into_iter().collect()
+    }
+
+    #[test]
+    fn impls_of_private_types_and_traits_are_not_listed() {
+        let lines = listed(
+            "pub struct Open; struct Hidden; pub(crate) enum Inner { A }
+             trait Quiet {} type Alias = Open;
+             impl Clone for Open { fn clone(&self) -> Self { Open } }
+             impl Clone for Hidden { fn clone(&self) -> Self { Hidden } }
+             impl<'a> std::io::Write for &'a mut Hidden {}
+             impl Default for Inner { fn default() -> Self { Inner::A } }
+             impl Quiet for Open {}
+             impl Alias { pub fn go(&self) {} }
+             impl Hidden { pub fn go(&self) {} }",
+        );
+        assert_eq!(
+            lines,
+            ["m impl Clone for Open", "m::Open: pub struct Open ;"]
+        );
+    }
 }
