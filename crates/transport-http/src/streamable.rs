@@ -34,6 +34,10 @@ pub(crate) use session::settle_mode;
 /// answer.
 const LISTEN_ANSWER_WAIT: Duration = Duration::from_secs(2);
 
+/// A frame taken from the queue, with what it is: read once, however long
+/// it waits to be handed on.
+type Classified = (Outgoing, Outbound);
+
 /// A Streamable HTTP transport's state, owned by its driver task.
 pub(crate) struct Streamable {
     link: Arc<Link>,
@@ -124,18 +128,18 @@ impl Streamable {
         frame: Outgoing,
         rx: &mut mpsc::Receiver<Outgoing>,
         shutdown: &mut watch::Receiver<bool>,
-    ) -> ControlFlow<Vec<Outgoing>> {
-        let mut next = Some(frame);
-        while let Some(frame) = next.take() {
-            let kind = Outbound::of(&frame);
+    ) -> ControlFlow<Vec<Classified>> {
+        let kind = Outbound::of(&frame);
+        let mut next = Some((frame, kind));
+        while let Some((frame, kind)) = next.take() {
             let exchange = if let Outbound::Request { .. } = kind {
                 let permit = match self.in_flight.clone().try_acquire_owned() {
                     Ok(permit) => permit,
                     Err(_) => match self.wait_for_permit(direct, rx, shutdown, &mut next).await {
                         Some(permit) => permit,
                         None => {
-                            let unsent = [Some(frame), next].into_iter().flatten().collect();
-                            return ControlFlow::Break(unsent);
+                            let unsent = [Some((frame, kind)), next].into_iter().flatten();
+                            return ControlFlow::Break(unsent.collect());
                         }
                     },
                 };
@@ -169,7 +173,7 @@ impl Streamable {
         direct: &DirectPost,
         rx: &mut mpsc::Receiver<Outgoing>,
         shutdown: &mut watch::Receiver<bool>,
-        next: &mut Option<Outgoing>,
+        next: &mut Option<Classified>,
     ) -> Option<OwnedSemaphorePermit> {
         let permit = self.in_flight.clone().acquire_owned();
         tokio::pin!(permit);
@@ -193,7 +197,7 @@ impl Streamable {
                             }
                             direct.handed_on(None);
                         }
-                        _ => *next = Some(frame),
+                        kind => *next = Some((frame, kind)),
                     },
                     None => queue_open = false,
                 },
@@ -314,7 +318,7 @@ impl Streamable {
     /// Closing: flush what is queued (`unsent` first: frames taken from the
     /// queue but not handed on), end the session, stop every task; all
     /// within the close timeout.
-    async fn close(&mut self, mut rx: mpsc::Receiver<Outgoing>, unsent: Vec<Outgoing>) {
+    async fn close(&mut self, mut rx: mpsc::Receiver<Outgoing>, unsent: Vec<Classified>) {
         if let Some(listener) = self.listener.take() {
             listener.abort();
         }
@@ -328,12 +332,14 @@ impl Streamable {
         let direct = self.direct.clone();
         let flush = async {
             let mut unsent = unsent.into_iter();
-            while let Some(frame) = match unsent.next() {
-                Some(frame) => Some(frame),
-                None => rx.recv().await,
+            while let Some((frame, kind)) = match unsent.next() {
+                Some(classified) => Some(classified),
+                None => rx.recv().await.map(|frame| {
+                    let kind = Outbound::of(&frame);
+                    (frame, kind)
+                }),
             } {
                 direct.unqueue();
-                let kind = Outbound::of(&frame);
                 let frame = frame.frame;
                 let build = Build::Post {
                     frame: &frame,
