@@ -126,11 +126,13 @@ pub(super) async fn finish_tool_call(
     if list_after && result.structured_content.is_some() && result.is_error != Some(true) {
         let name = route.name.as_deref().unwrap_or_default();
         let tools = &client.shared.inbox.tools;
-        // Another call may have listed them meanwhile.
+        // Another call may have listed them meanwhile. The listing is
+        // boxed: it happens once, and inline its state would make every call
+        // in flight a third larger.
         let found = tools.lookup(name);
         if !found.needs_listing {
             tool = found.entry;
-        } else if let Err(e) = all_tools(client, &RequestOptions::new()).await {
+        } else if let Err(e) = Box::pin(all_tools(client, &RequestOptions::new())).await {
             tracing::warn!(
                 tool = name,
                 error = %e,

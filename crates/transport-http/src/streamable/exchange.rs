@@ -154,7 +154,12 @@ async fn deliver_body(
                 }
             }
         }
-        Media::EventStream => answer_stream(link, resp.into_body(), frame, id, initialize).await,
+        // Boxed: a stream's reader is three times the rest of an exchange,
+        // and inline every request in flight would carry it, JSON answers
+        // (most of them) included.
+        Media::EventStream => {
+            Box::pin(answer_stream(link, resp.into_body(), frame, id, initialize)).await
+        }
         Media::Other(media) => {
             // Some servers answer a notification with 200 and no body (and no
             // content type) instead of 202: that is an acceptance too.
