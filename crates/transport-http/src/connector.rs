@@ -255,3 +255,236 @@ impl AsyncWrite for PooledConn {
         self.stream.is_write_vectored()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use std::io::IoSlice;
+
+    use hyper_util::client::proxy::matcher::Matcher;
+    use mcpwire_test_support::http::{TestCert, TestTls};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+    use tokio_rustls::TlsAcceptor;
+    use tower_service::Service;
+
+    use super::*;
+    use crate::config::HttpConfig;
+
+    const WAIT: Duration = Duration::from_secs(20);
+
+    /// A plain, direct connection to a listener of ours, and the peer's end.
+    async fn pair() -> (PooledConn, TcpStream) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (ours, accepted) = tokio::join!(TcpStream::connect(addr), listener.accept());
+        let conn = PooledConn::new(TcpOrTls::Plain(ours.unwrap()), Route::Direct);
+        (conn, accepted.unwrap().0)
+    }
+
+    fn connector(config: &HttpConfig, proxy: Option<ProxyRules>) -> Connector {
+        let tls = TlsSetup::of(config).unwrap();
+        Connector::new(tls, WAIT, proxy.map(Arc::new), Resolver::any())
+    }
+
+    async fn connect(
+        connector: &mut Connector,
+        url: &str,
+    ) -> Result<TokioIo<PooledConn>, BoxError> {
+        std::future::poll_fn(|cx| connector.poll_ready(cx)).await?;
+        connector.call(url.parse().unwrap()).await
+    }
+
+    /// A TLS server on 127.0.0.1 for one connection, whose certificate is
+    /// for `localhost`, offering `alpn`; its port. The server's end is held
+    /// by its task until the test ends.
+    async fn tls_server(tls: &TestTls, alpn: &[&[u8]]) -> u16 {
+        let mut config = (**tls.acceptor.config()).clone();
+        config.alpn_protocols = alpn.iter().map(|p| p.to_vec()).collect();
+        let acceptor = TlsAcceptor::from(Arc::new(config));
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let port = listener.local_addr().unwrap().port();
+        tokio::spawn(async move {
+            let (tcp, _) = listener.accept().await.unwrap();
+            let stream = acceptor.accept(tcp).await;
+            std::future::pending::<()>().await;
+            drop(stream);
+        });
+        port
+    }
+
+    /// hyper speaks HTTP/2 on a TLS connection only when the connector says
+    /// ALPN chose `h2`; a server that chose `http/1.1` gets HTTP/1.1.
+    #[tokio::test]
+    async fn a_tls_connection_reports_whether_alpn_chose_h2() {
+        let tls = TestTls::new(TestCert::Valid);
+        let config = HttpConfig::default()
+            .webpki_roots(false)
+            .add_root_certificate(tls.ca_der.clone());
+        for (offered, h2) in [
+            (&[b"h2".as_slice(), b"http/1.1"][..], true),
+            (&[b"http/1.1"], false),
+        ] {
+            let port = tls_server(&tls, offered).await;
+            let conn = connect(
+                &mut connector(&config, None),
+                &format!("https://localhost:{port}/"),
+            )
+            .await
+            .unwrap();
+            let connected = conn.connected();
+            assert_eq!(
+                connected.is_negotiated_h2(),
+                h2,
+                "server offered {offered:?}"
+            );
+            assert!(!connected.is_proxied());
+        }
+    }
+
+    /// A plain connection to a forwarding proxy says so, and hyper sends it
+    /// absolute URIs; a direct one does not.
+    #[tokio::test]
+    async fn a_connection_to_a_forwarding_proxy_is_reported_as_proxied() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let matcher = Matcher::builder().all(format!("http://{addr}")).build();
+        let mut via_proxy = connector(
+            &HttpConfig::default(),
+            Some(ProxyRules::new(matcher, false)),
+        );
+        let (conn, accepted) = tokio::join!(
+            connect(&mut via_proxy, "http://mcp.example/mcp"),
+            listener.accept()
+        );
+        accepted.unwrap();
+        let connected = conn.unwrap().connected();
+        assert!(connected.is_proxied());
+        assert!(!connected.is_negotiated_h2());
+
+        let mut direct = connector(&HttpConfig::default(), None);
+        let url = format!("http://{addr}/mcp");
+        let (conn, accepted) = tokio::join!(connect(&mut direct, &url), listener.accept());
+        accepted.unwrap();
+        assert!(!conn.unwrap().connected().is_proxied());
+    }
+
+    /// A rejected certificate is reported as a failed handshake with the
+    /// host, and rustls' own error is reachable as its source.
+    #[tokio::test]
+    async fn a_failed_handshake_names_the_host_and_keeps_the_rustls_error() {
+        let tls = TestTls::new(TestCert::Valid);
+        let port = tls_server(&tls, &[b"h2", b"http/1.1"]).await;
+        // No roots: the server's CA is unknown.
+        let config = HttpConfig::default().webpki_roots(false);
+        let url = format!("https://localhost:{port}/");
+        let Err(err) = connect(&mut connector(&config, None), &url).await else {
+            panic!("the handshake succeeded without a trusted root");
+        };
+        assert_eq!(err.to_string(), "TLS handshake with localhost failed");
+        let source = err.source().expect("the handshake error has a source");
+        assert!(
+            matches!(
+                source.downcast_ref::<rustls::Error>(),
+                Some(rustls::Error::InvalidCertificate(
+                    rustls::CertificateError::UnknownIssuer
+                ))
+            ),
+            "{source:?}"
+        );
+    }
+
+    /// Shutting the connection down sends its end of stream: the peer reads
+    /// what was written, then the end.
+    #[tokio::test]
+    async fn a_shutdown_ends_the_stream_for_the_peer() {
+        let (mut conn, mut peer) = pair().await;
+        conn.write_all(b"bye").await.unwrap();
+        conn.shutdown().await.unwrap();
+        let mut read = Vec::new();
+        let ended = tokio::time::timeout(WAIT, peer.read_to_end(&mut read)).await;
+        assert!(ended.is_ok(), "the peer saw no end of stream");
+        assert_eq!(read, b"bye");
+    }
+
+    /// The connection takes vectored writes when its stream does (hyper
+    /// then queues a body's chunks instead of copying them into one
+    /// buffer), and what they write reaches the peer.
+    #[tokio::test]
+    async fn vectored_writes_reach_the_peer() {
+        let (mut conn, mut peer) = pair().await;
+        assert!(conn.stream.is_write_vectored());
+        assert!(conn.is_write_vectored());
+        let whole = b"{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}";
+        let mut sent = 0;
+        while sent < whole.len() {
+            let (a, b) = whole[sent..].split_at((whole.len() - sent) / 2);
+            let n = conn
+                .write_vectored(&[IoSlice::new(a), IoSlice::new(b)])
+                .await
+                .unwrap();
+            assert!(n > 0, "a vectored write wrote nothing");
+            sent += n;
+        }
+        conn.shutdown().await.unwrap();
+        let mut read = Vec::new();
+        let ended = tokio::time::timeout(WAIT, peer.read_to_end(&mut read)).await;
+        assert!(ended.is_ok(), "the peer saw no end of stream");
+        assert_eq!(read, whole);
+    }
+
+    /// A read that brings bytes sets TCP_QUICKACK again. Linux leaves
+    /// quick-ack mode by itself (it does when it expects to piggyback the
+    /// acknowledgement on our next request); the test leaves it by hand,
+    /// once the bytes are there and acknowledged, so no delayed
+    /// acknowledgement is pending that could set the flag back on its own.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn a_read_that_brings_bytes_acknowledges_at_once() {
+        let (mut conn, mut peer) = pair().await;
+        peer.write_all(b"event: message\n").await.unwrap();
+        conn.stream.tcp().readable().await.unwrap();
+        conn.stream.tcp().set_quickack(false).unwrap();
+        assert!(!conn.stream.tcp().quickack().unwrap());
+        let mut buf = [0; 64];
+        let n = conn.read(&mut buf).await.unwrap();
+        assert!(n > 0);
+        assert!(
+            conn.stream.tcp().quickack().unwrap(),
+            "TCP_QUICKACK not set after a read"
+        );
+    }
+
+    /// The read that meets the end of the stream brings no bytes and sets
+    /// no TCP_QUICKACK. The peer's FIN puts Linux in delayed-ack mode; the
+    /// read of the last byte (which takes the FIN with it) sets the flag
+    /// and sends the pending acknowledgement; the test then leaves
+    /// quick-ack mode by hand, and only a `setsockopt` could set it again.
+    #[cfg(target_os = "linux")]
+    #[tokio::test]
+    async fn the_end_of_the_stream_sets_no_quickack() {
+        let (mut conn, mut peer) = pair().await;
+        peer.write_all(b"x").await.unwrap();
+        peer.shutdown().await.unwrap();
+        loop {
+            let ready = conn
+                .stream
+                .tcp()
+                .ready(tokio::io::Interest::READABLE)
+                .await
+                .unwrap();
+            if ready.is_read_closed() {
+                break;
+            }
+            tokio::task::yield_now().await;
+        }
+        let mut buf = [0; 64];
+        assert_eq!(conn.read(&mut buf).await.unwrap(), 1);
+        assert!(conn.stream.tcp().quickack().unwrap());
+        conn.stream.tcp().set_quickack(false).unwrap();
+        assert_eq!(conn.read(&mut buf).await.unwrap(), 0);
+        assert!(
+            !conn.stream.tcp().quickack().unwrap(),
+            "TCP_QUICKACK set after the end of the stream"
+        );
+    }
+}
