@@ -244,6 +244,19 @@ async fn python_sdk_server_over_http_listen_and_cancel() {
         .spawn()
         .expect("python starts");
     let url = format!("http://127.0.0.1:{port}/mcp");
+    // Listening first: a probe refused for want of a listener falls back
+    // to `initialize`, which this dual-era server accepts if it came up
+    // meanwhile, and the session is then of the legacy era.
+    tokio::time::timeout(WAIT, async {
+        while tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .is_err()
+        {
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    })
+    .await
+    .expect("the server listens");
     let client = tokio::time::timeout(WAIT, async {
         loop {
             let http = Server::http(url.clone()).config(HttpConfig::new().proxy(Proxy::none()));
