@@ -430,7 +430,12 @@ async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
                     "one": {"type": "http", "url": one, "headers": {"X-Edition": n.to_string()}},
                     "two": {"type": "http", "url": two},
                 }});
-                std::fs::write(&file, text.to_string()).unwrap();
+                // Whole files (written aside, then renamed over): a reload
+                // that falls between truncating and writing would read an
+                // empty file, which is not what this test is about.
+                let aside = file.with_extension("json.new");
+                std::fs::write(&aside, text.to_string()).unwrap();
+                std::fs::rename(&aside, &file).unwrap();
                 std::thread::sleep(Duration::from_millis(40));
             }
         }
