@@ -38,6 +38,12 @@ const LISTEN_ANSWER_WAIT: Duration = Duration::from_secs(2);
 /// it waits to be handed on.
 type Classified = (Outgoing, Outbound);
 
+/// `frame`, with what it is.
+fn classified(frame: Outgoing) -> Classified {
+    let kind = Outbound::of(&frame);
+    (frame, kind)
+}
+
 /// A Streamable HTTP transport's state, owned by its driver task.
 pub(crate) struct Streamable {
     link: Arc<Link>,
@@ -129,8 +135,7 @@ impl Streamable {
         rx: &mut mpsc::Receiver<Outgoing>,
         shutdown: &mut watch::Receiver<bool>,
     ) -> ControlFlow<Vec<Classified>> {
-        let kind = Outbound::of(&frame);
-        let mut next = Some((frame, kind));
+        let mut next = Some(classified(frame));
         while let Some((frame, kind)) = next.take() {
             let exchange = if let Outbound::Request { .. } = kind {
                 let permit = match self.in_flight.clone().try_acquire_owned() {
@@ -333,11 +338,8 @@ impl Streamable {
         let flush = async {
             let mut unsent = unsent.into_iter();
             while let Some((frame, kind)) = match unsent.next() {
-                Some(classified) => Some(classified),
-                None => rx.recv().await.map(|frame| {
-                    let kind = Outbound::of(&frame);
-                    (frame, kind)
-                }),
+                Some(taken) => Some(taken),
+                None => rx.recv().await.map(classified),
             } {
                 direct.unqueue();
                 let frame = frame.frame;

@@ -127,8 +127,9 @@ pub(super) async fn finish_tool_call(
         let name = route.name.as_deref().unwrap_or_default();
         let tools = &client.shared.inbox.tools;
         // Another call may have listed them meanwhile. The listing is
-        // boxed: it happens once, and inline its state would make every call
-        // in flight a third larger.
+        // boxed: it happens once, and inline its state would make this
+        // function's state, which every call in flight carries, half again
+        // as large.
         let found = tools.lookup(name);
         if !found.needs_listing {
             tool = found.entry;

@@ -154,9 +154,9 @@ async fn deliver_body(
                 }
             }
         }
-        // Boxed: a stream's reader is three times the rest of an exchange,
-        // and inline every request in flight would carry it, JSON answers
-        // (most of them) included.
+        // Boxed: a stream's reader is larger than the whole of an exchange
+        // without it, and inline every request in flight would carry it,
+        // JSON answers (most of them) included.
         Media::EventStream => {
             Box::pin(answer_stream(link, resp.into_body(), frame, id, initialize)).await
         }
