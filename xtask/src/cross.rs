@@ -249,6 +249,8 @@ impl Env {
             "io_chunking",
             "--test",
             "lazy_writer",
+            "--test",
+            "batching",
         ]))?;
         // The other stdio tests are `sh`, `cat` and `python3` scripts.
         // The `.cmd` test's stall under Wine (1 run in 3 in a loop) was at
