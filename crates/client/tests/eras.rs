@@ -124,6 +124,38 @@ async fn any_error_to_the_probe_falls_back_to_initialize() {
     client.close().await;
 }
 
+/// A probe that reached no server (a refused connection) is reported as it
+/// is: a server of both eras that came up meanwhile would take `initialize`,
+/// and the session would be of the wrong era.
+#[tokio::test]
+async fn a_probe_that_reached_no_server_is_reported_without_initialize() {
+    use mcpwire_transport::TransportError;
+    let (transport, peer) = memory_pair(64);
+    let mut server = FakeServer::new(peer);
+    let connect = tokio::spawn(Client::connect(transport, ClientConfig::new()));
+    let frame = server.recv_frame().await.unwrap();
+    let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+    server
+        .undeliver(
+            frame,
+            TransportError::Unreachable(std::sync::Arc::new(refused)),
+        )
+        .await;
+    let err = within(connect).await.unwrap().unwrap_err();
+    assert!(err.is_unreachable(), "{err:?}");
+    assert_eq!(err.kind(), ErrorKind::Transport);
+    assert_eq!(err.to_string(), "could not reach the server");
+    let cause = std::error::Error::source(&err).expect("the transport's error");
+    assert_eq!(
+        cause
+            .downcast_ref::<std::io::Error>()
+            .map(std::io::Error::kind),
+        Some(std::io::ErrorKind::ConnectionRefused)
+    );
+    // No `initialize` followed: the next thing the server sees is the end.
+    server.expect_closed().await;
+}
+
 #[tokio::test]
 async fn a_silent_probe_falls_back_after_the_probe_timeout() {
     let (transport, peer) = memory_pair(64);

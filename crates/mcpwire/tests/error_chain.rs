@@ -59,6 +59,7 @@ async fn a_refused_connection_ends_in_the_io_error() {
         .port();
     let err = connect_err(&format!("http://127.0.0.1:{port}/mcp")).await;
     assert_eq!(err.kind(), ErrorKind::Transport, "{err:?}");
+    assert!(err.is_unreachable(), "{err:?}");
     let io = chain(&err)
         .into_iter()
         .find_map(|e| e.downcast_ref::<std::io::Error>())

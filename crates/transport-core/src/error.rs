@@ -163,6 +163,12 @@ pub enum TransportError {
     /// this one.
     #[error(transparent)]
     Lost(Arc<dyn std::error::Error + Send + Sync>),
+    /// No connection could be made (refused, no route, a failed DNS lookup
+    /// or TLS handshake): nothing reached the peer, so sending the same
+    /// frame again is safe. The transport's own error is shown and chained
+    /// through this one.
+    #[error(transparent)]
+    Unreachable(Arc<dyn std::error::Error + Send + Sync>),
     /// Anything else, from a specific transport: its own error, shown and
     /// chained through this one.
     #[error(transparent)]

@@ -216,6 +216,15 @@ impl From<Error> for TransportError {
         match e {
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
+            // Nothing reached the server, on the only attempt or the last.
+            Error::Connect(ConnectError::Unreachable(_)) => {
+                TransportError::Unreachable(Arc::new(e))
+            }
+            Error::RetriesExhausted(ref inner)
+                if matches!(**inner, Error::Connect(ConnectError::Unreachable(_))) =>
+            {
+                TransportError::Unreachable(Arc::new(e))
+            }
             Error::Authorization(_) | Error::AuthorizationFailed { .. } => {
                 TransportError::Unauthorized(Arc::new(e))
             }
@@ -236,5 +245,33 @@ impl From<Error> for TransportError {
             }
             other => TransportError::Other(Arc::new(other)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refused() -> Error {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        ConnectError::Unreachable(Box::new(io)).into()
+    }
+
+    #[test]
+    fn a_connection_never_made_is_unreachable_also_when_retries_ran_out() {
+        let t: TransportError = refused().into();
+        assert!(matches!(t, TransportError::Unreachable(_)), "{t:?}");
+        assert_eq!(t.to_string(), "could not connect");
+        let t: TransportError = Error::RetriesExhausted(Box::new(refused())).into();
+        assert!(matches!(t, TransportError::Unreachable(_)), "{t:?}");
+        assert_eq!(t.to_string(), "retry budget exhausted");
+        // A request that failed once connected may have reached the server.
+        let t: TransportError = Error::Request(Box::new(std::io::Error::other("reset"))).into();
+        assert!(matches!(t, TransportError::Other(_)), "{t:?}");
+        let t: TransportError = Error::RetriesExhausted(Box::new(Error::Request(Box::new(
+            std::io::Error::other("reset"),
+        ))))
+        .into();
+        assert!(matches!(t, TransportError::Other(_)), "{t:?}");
     }
 }

@@ -152,6 +152,10 @@ impl From<Error> for TransportError {
             }
             Error::Status(s) => TransportError::Http(s),
             Error::Timeout => TransportError::Timeout,
+            // Nothing reached the server.
+            Error::Connect(ConnectError::Unreachable(_)) => {
+                TransportError::Unreachable(Arc::new(e))
+            }
             other => TransportError::Other(Arc::new(other)),
         }
     }
@@ -208,5 +212,14 @@ mod tests {
         let t: TransportError =
             Error::from_ws(tungstenite::Error::Io(std::io::Error::other("x"))).into();
         assert!(matches!(t, TransportError::Io(_)));
+    }
+
+    #[test]
+    fn a_connection_never_made_is_unreachable() {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        let t: TransportError = Error::Connect(ConnectError::Unreachable(Box::new(io))).into();
+        assert!(matches!(t, TransportError::Unreachable(_)), "{t:?}");
+        let t: TransportError = Error::Connect(ConnectError::NoRuntime).into();
+        assert!(matches!(t, TransportError::Other(_)), "{t:?}");
     }
 }

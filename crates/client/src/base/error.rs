@@ -30,13 +30,14 @@ impl Source {
     }
 
     /// A transport error as a cause. A transport's own error (wrapped in
-    /// `Other` or `Unauthorized`) becomes the cause itself, so the chain
+    /// `Other`, `Unauthorized`, `Unreachable` or `Lost`) becomes the cause itself, so the chain
     /// goes straight from the client to, say, `mcpwire_http::Error`, which
     /// can be downcast.
     fn transport(e: TransportError) -> Self {
         match e {
             TransportError::Other(inner)
             | TransportError::Unauthorized(inner)
+            | TransportError::Unreachable(inner)
             | TransportError::Lost(inner) => Source::Shared(inner),
             other => Source::Boxed(Box::new(other)),
         }
@@ -117,6 +118,8 @@ enum Detail {
         local: Option<CloseRequest>,
     },
     NotReady,
+    /// No connection could be made: nothing reached the server.
+    Unreachable,
     Validation {
         tool: String,
         errors: Vec<String>,
@@ -158,6 +161,13 @@ impl Error {
                 ErrorKind::OutcomeUnknown,
                 "the request reached the server but its answer was lost; it may or may not have run",
             ),
+            TransportError::Unreachable(_) => {
+                return Self::new(
+                    ErrorKind::Transport,
+                    Detail::Unreachable,
+                    Some(Source::transport(e)),
+                );
+            }
             _ => (ErrorKind::Transport, "the request could not be delivered"),
         };
         Self::new(
@@ -308,6 +318,14 @@ impl Error {
         self.kind() == ErrorKind::Connect
     }
 
+    /// True when no connection could be made to the server (refused, no
+    /// route, a failed DNS lookup or TLS handshake): nothing reached it, so
+    /// sending the request again cannot repeat its effect. Its kind is
+    /// [`ErrorKind::Transport`].
+    pub fn is_unreachable(&self) -> bool {
+        matches!(self.inner.detail, Detail::Unreachable)
+    }
+
     /// True when the failure lies in the connection rather than the request
     /// (a transport that did not open, transport failures, closed
     /// connections, timeouts), so the same request may succeed later.
@@ -409,6 +427,7 @@ impl fmt::Display for Error {
                 Ok(())
             }
             Detail::NotReady => f.write_str("not connected"),
+            Detail::Unreachable => f.write_str("could not reach the server"),
             Detail::Validation { tool, errors } => {
                 write!(
                     f,

@@ -447,10 +447,15 @@ pub(crate) enum Step {
 /// The next step after `server/discover` failed with `error`. Every refusal
 /// (a JSON-RPC error of any code, an HTTP 4xx or 5xx, a non-JSON answer, a
 /// timeout) means "this server initializes", as the fallback is never keyed
-/// to one code; only a refusal for want of credentials is reported as it
-/// is: `initialize` would be refused the same way, after asking the user to
-/// authorize a second time.
+/// to one code. Reported as they are: a refusal for want of credentials
+/// (`initialize` would be refused the same way, after asking the user to
+/// authorize a second time), and a probe that reached no server (one that
+/// came up meanwhile would take `initialize` and the session would be of
+/// the wrong era for a server of both).
 pub(crate) fn next_step(error: &Error) -> Step {
+    if error.is_unreachable() {
+        return Step::GiveUp;
+    }
     match error.kind() {
         ErrorKind::Authorization | ErrorKind::Cancelled => Step::GiveUp,
         _ => Step::Initialize,
