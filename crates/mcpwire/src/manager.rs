@@ -217,8 +217,9 @@ impl ConfigFiles {
     /// have been still for [`quiet`](WatchOptions::quiet), or at the latest
     /// [`max_delay`](WatchOptions::max_delay) after it was first seen. A
     /// file that does not parse changes nothing: the fleet stays as it was
-    /// and the failure is a [`WatchEvent::Failed`] (and a log line); the
-    /// next write is tried again. Changes made before this is called are
+    /// and, once the next read finds the files as they were (not caught
+    /// mid-write), the failure is a [`WatchEvent::Failed`] (and a log
+    /// line); the next write is tried again. Changes made before this is called are
     /// not seen: it compares with the files as they are now.
     pub fn watch(&self, manager: &Manager, options: WatchOptions) -> ConfigWatch {
         let (events, receiver) = mpsc::channel(WATCH_EVENTS);
@@ -372,6 +373,8 @@ async fn watch_files(
     };
     // When the change waiting to be acted on was first and last seen.
     let mut pending: Option<(Instant, Instant)> = None;
+    // A file that did not load, and the files as they were read before.
+    let mut unloaded: Option<(ConfigFilesError, Vec<Stamp>)> = None;
     loop {
         tokio::select! {
             () = &mut closed => return,
@@ -380,6 +383,15 @@ async fn watch_files(
         let Some(now_stamps) = read_stamps(&files).await else {
             return;
         };
+        // A failed load is reported once the files were read again as they
+        // were: if they changed, it read one mid-write (an editor that
+        // empties a file, then writes it), and the change is acted on again.
+        if let Some((error, before)) = unloaded.take()
+            && now_stamps == before
+            && !report(&events, WatchEvent::Failed(error))
+        {
+            return;
+        }
         let now = Instant::now();
         if now_stamps != last {
             last = now_stamps;
@@ -405,16 +417,30 @@ async fn watch_files(
                 );
                 WatchEvent::Reloaded(report)
             }
-            Err(e) => {
-                tracing::warn!(error = %e, cause = ?std::error::Error::source(&e).map(ToString::to_string), "the configuration files changed but were not reloaded");
-                WatchEvent::Failed(e)
+            Err(e @ ConfigFilesError::Load(_)) => {
+                tracing::debug!(error = %e, "a configuration file did not load: reading the files again before saying so");
+                unloaded = Some((e, last.clone()));
+                continue;
             }
+            Err(e) => WatchEvent::Failed(e),
         };
         drop(manager);
-        if let Err(mpsc::error::TrySendError::Closed(_)) = events.try_send(event) {
+        if !report(&events, event) {
             return;
         }
     }
+}
+
+/// Logs `event` and hands it to the watch's receiver; false once the
+/// receiver is gone.
+fn report(events: &mpsc::Sender<WatchEvent>, event: WatchEvent) -> bool {
+    if let WatchEvent::Failed(e) = &event {
+        tracing::warn!(error = %e, cause = ?std::error::Error::source(e).map(ToString::to_string), "the configuration files changed but were not reloaded");
+    }
+    !matches!(
+        events.try_send(event),
+        Err(mpsc::error::TrySendError::Closed(_))
+    )
 }
 
 /// Why [`ConfigFiles`] could not build or reload a fleet.

@@ -449,6 +449,36 @@ async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
     manager.close().await;
 }
 
+/// An editor that empties a file and then writes it: a reload that read it
+/// empty is not reported as a failure, since the next read finds the file
+/// changed, and the change is acted on again.
+#[tokio::test(flavor = "multi_thread")]
+async fn a_file_read_mid_write_is_read_again_not_reported() {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    // A read every second, acted on at once: the first read after the
+    // file was emptied (about 1 s in) loads it empty, and the write (1.5 s
+    // in) lands before the next read (about 2 s in).
+    let options = WatchOptions::new()
+        .interval(Duration::from_secs(1))
+        .quiet(Duration::ZERO);
+    let mut watch = files.watch(&manager, options);
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    std::fs::File::create(&file).unwrap();
+    tokio::time::sleep(Duration::from_millis(1200)).await;
+    write_config(&file, &server, &[("two", "/two", None)]);
+    let event = tokio::time::timeout(LONG, watch.next_event())
+        .await
+        .unwrap();
+    assert!(matches!(event, Some(WatchEvent::Reloaded(_))), "{event:?}");
+    assert_eq!(manager.servers(), ["two"]);
+    manager.close().await;
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
     let server = sessions_server().await;
