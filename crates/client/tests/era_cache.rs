@@ -103,6 +103,23 @@ async fn a_cached_stateless_era_refused_for_credentials_is_reported_and_kept() {
     assert_eq!(saved(&file)[format!("stdio {name}")], "modern");
 }
 
+/// A server down for a moment is still of the era it was: its entry stays,
+/// and `initialize` is not tried.
+#[tokio::test]
+async fn a_cached_stateless_era_of_a_server_not_reached_is_reported_and_kept() {
+    let (file, name) = cache("modern-unreachable", Some("modern"));
+    let (connect, mut server) = connect(&name, ClientConfig::new().era_cache_file(&file));
+    let frame = server.recv_frame().await.unwrap();
+    let refused = Arc::new(std::io::Error::from(std::io::ErrorKind::ConnectionRefused));
+    server
+        .undeliver(frame, TransportError::Unreachable(refused))
+        .await;
+    let error = within(connect).await.unwrap().unwrap_err();
+    assert!(error.is_unreachable(), "{error:?}");
+    assert_eq!(saved(&file)[format!("stdio {name}")], "modern");
+    server.expect_closed().await;
+}
+
 #[tokio::test]
 async fn a_cached_initialize_era_refused_as_unknown_discovers_the_server() {
     let (file, name) = cache("legacy-unknown", Some("legacy"));
