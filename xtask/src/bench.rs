@@ -1,7 +1,9 @@
 //! `cargo xtask bench [--quick] [--transport T]... [--workload W]...
-//! [--rounds N] [--no-write] [--density-only | --serve]`: mcpwire against
-//! rmcp and a raw baseline, then the density rows (`density.rs`); or, with
-//! `--serve`, only the rows of `mcpwire serve` (`bench_serve.rs`).
+//! [--rounds N] [--no-write] [--density-only | --serve | --solo]`: mcpwire
+//! against rmcp and a raw baseline, then the density rows (`density.rs`);
+//! or, with `--serve`, only the rows of `mcpwire serve` (`bench_serve.rs`);
+//! or, with `--solo`, mcpwire and rmcp each from a binary that links it
+//! alone (`bench_solo.rs`).
 //!
 //! Builds `mcpwire-bench` and `mcpwire-bench-server` in release mode, then
 //! runs every (transport, workload) cell: several rounds, and in each round
@@ -15,7 +17,6 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
@@ -23,7 +24,7 @@ use std::time::Instant;
 use serde_json::Value;
 
 use crate::cmd::{cargo, run};
-use crate::report::{median, run_one, write_between};
+use crate::report::{machine, median, run_one, write_between};
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
@@ -49,6 +50,9 @@ struct Options {
     density_only: bool,
     /// Only the rows of `mcpwire serve` (see `bench_serve.rs`).
     serve: bool,
+    /// Only mcpwire and rmcp, each from a binary of its own (see
+    /// `bench_solo.rs`).
+    solo: bool,
     transports: Vec<String>,
     workloads: Vec<String>,
     rounds: usize,
@@ -59,7 +63,7 @@ struct Options {
 const USAGE: &str = "\
 usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]...
          [--workload w1|w2|w2-task|w3|w4-1m|w4-10m|w5]... [--rounds N] [--no-write]
-         [--density-only | --serve]
+         [--density-only | --serve | --solo]
 
   (default)       every transport and workload: mcpwire, rmcp, raw; then the
                   density rows. Writes docs/benchmarks.md.
@@ -70,6 +74,8 @@ usage: cargo xtask bench [--quick] [--transport stdio|http|http-sse]...
                   `serve --socket`, then one `serve --http` process in front of
                   mcpwire-bench-server: calls/s through it against direct,
                   sessions it holds, its memory per idle session
+  --solo          mcpwire and rmcp alone, each from a build of the harness that
+                  links that client only: the table of one client per binary
   --rounds N      rounds, the sides alternating in each [default: 3; --quick: 1]
   --quick         a fifth of the work, one round
   --no-write      print the tables only
@@ -82,6 +88,7 @@ fn parse(args: &[String]) -> Result<Options, Option<String>> {
         quick: false,
         density_only: false,
         serve: false,
+        solo: false,
         transports: Vec::new(),
         workloads: Vec::new(),
         rounds: 0,
@@ -93,6 +100,7 @@ fn parse(args: &[String]) -> Result<Options, Option<String>> {
             "--quick" => o.quick = true,
             "--density-only" => o.density_only = true,
             "--serve" => o.serve = true,
+            "--solo" => o.solo = true,
             "--help" | "-h" => return Err(None),
             "--no-write" => o.write = false,
             "--transport" => {
@@ -123,7 +131,12 @@ fn parse(args: &[String]) -> Result<Options, Option<String>> {
             _ => return Err(usage()),
         }
     }
-    if o.serve && o.density_only {
+    if [o.serve, o.density_only, o.solo]
+        .iter()
+        .filter(|&&m| m)
+        .count()
+        > 1
+    {
         return Err(usage());
     }
     if o.transports.is_empty() {
@@ -154,6 +167,16 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     if o.serve {
         let release = target_dir(root).join("release");
         return crate::bench_serve::serve(root, &release, o.rounds, o.quick, o.write);
+    }
+    if o.solo {
+        let what = crate::bench_solo::Solo {
+            transports: &o.transports,
+            workloads: &o.workloads,
+            rounds: o.rounds,
+            quick: o.quick,
+            write: o.write,
+        };
+        return crate::bench_solo::solo(root, &what);
     }
     run(cargo().args([
         "build",
@@ -291,7 +314,7 @@ fn brief(v: &Value) -> String {
 }
 
 /// The metrics shown for a workload: (JSON key, label, scale, higher is better).
-fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)] {
+pub(crate) fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)] {
     match workload {
         "w1" => &[
             ("p50_us", "connect p50 (ms)", 1e-3, false),
@@ -321,7 +344,7 @@ fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)]
     }
 }
 
-fn fmt(x: Option<f64>) -> String {
+pub(crate) fn fmt(x: Option<f64>) -> String {
     match x {
         None => "n/a".into(),
         Some(x) if x >= 1000.0 => format!("{x:.0}"),
@@ -330,7 +353,7 @@ fn fmt(x: Option<f64>) -> String {
     }
 }
 
-fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+pub(crate) fn ratio(a: Option<f64>, b: Option<f64>) -> String {
     match (a, b) {
         (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
         _ => "n/a".into(),
@@ -673,43 +696,6 @@ fn observed_table(cells: &[((String, String), Cell)]) -> String {
     t
 }
 
-fn machine(root: &Path) -> String {
-    let capture = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
-            .output()
-            .ok()
-            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
-            .unwrap_or_else(|| "unknown".into())
-    };
-    let cpu = fs::read_to_string("/proc/cpuinfo")
-        .ok()
-        .and_then(|s| {
-            s.lines()
-                .find_map(|l| l.strip_prefix("model name"))
-                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
-        })
-        .unwrap_or_else(|| "unknown".into());
-    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
-    let load = fs::read_to_string("/proc/loadavg")
-        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
-        .unwrap_or_default();
-    let rmcp = fs::read_to_string(root.join("Cargo.lock"))
-        .ok()
-        .and_then(|lock| {
-            let key = "name = \"rmcp\"\nversion = \"";
-            let at = lock.find(key)? + key.len();
-            lock[at..].split('"').next().map(str::to_string)
-        })
-        .unwrap_or_else(|| "unknown".into());
-    format!(
-        "- rustc: {}\n- rmcp: {rmcp} (crates.io); mcpwire: this commit ({})\n- machine: {cores} cores, {cpu}; load average at the end: {load}\n- OS: {}",
-        capture("rustc", &["-V"]),
-        capture("git", &["rev-parse", "--short", "HEAD"]),
-        capture("uname", &["-sr"]),
-    )
-}
-
 fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &str) -> String {
     format!(
         "{BEGIN}\n## Clients: mcpwire, rmcp and the raw limit\n\n\
@@ -768,10 +754,15 @@ mod tests {
         );
         // The default run is not the serve rows.
         assert!(!parse(&[]).unwrap().serve);
-        assert!(matches!(
-            parse(&args(&["--serve", "--density-only"])),
-            Err(Some(_))
-        ));
+        for pair in [
+            ["--serve", "--density-only"],
+            ["--solo", "--serve"],
+            ["--density-only", "--solo"],
+        ] {
+            assert!(matches!(parse(&args(&pair)), Err(Some(_))), "{pair:?}");
+        }
+        let o = parse(&args(&["--solo", "--transport", "http"])).unwrap();
+        assert!(o.solo && !o.serve && o.transports == ["http"]);
     }
 
     #[test]
@@ -779,7 +770,13 @@ mod tests {
         assert!(matches!(parse(&args(&["--help"])), Err(None)));
         assert!(matches!(parse(&args(&["--rounds", "0"])), Err(Some(_))));
         assert!(matches!(parse(&args(&["--serv"])), Err(Some(_))));
-        for mode in ["--serve", "--density-only", "--rounds", "--no-write"] {
+        for mode in [
+            "--serve",
+            "--density-only",
+            "--solo",
+            "--rounds",
+            "--no-write",
+        ] {
             assert!(USAGE.contains(mode), "{mode}");
         }
     }

@@ -43,6 +43,7 @@ mod mutants;
 mod report;
 mod density;
 mod bench_serve;
+mod bench_solo;
 mod bench;
 mod faults;
 mod package;

@@ -83,3 +83,42 @@ pub(crate) fn median(runs: Option<&[Value]>, key: &str) -> Option<f64> {
         (xs[mid - 1] + xs[mid]) / 2.0
     })
 }
+
+/// What the tables were measured on: the compiler, rmcp's version, the
+/// commit, the machine and its load.
+pub(crate) fn machine(root: &Path) -> String {
+    let capture = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .output()
+            .ok()
+            .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string())
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("model name"))
+                .map(|m| m.trim_start_matches([' ', '\t', ':']).to_string())
+        })
+        .unwrap_or_else(|| "unknown".into());
+    let cores = std::thread::available_parallelism().map_or(0, |n| n.get());
+    let load = fs::read_to_string("/proc/loadavg")
+        .map(|l| l.split_whitespace().take(3).collect::<Vec<_>>().join(" "))
+        .unwrap_or_default();
+    let rmcp = fs::read_to_string(root.join("Cargo.lock"))
+        .ok()
+        .and_then(|lock| {
+            let key = "name = \"rmcp\"\nversion = \"";
+            let at = lock.find(key)? + key.len();
+            lock[at..].split('"').next().map(str::to_string)
+        })
+        .unwrap_or_else(|| "unknown".into());
+    format!(
+        "- rustc: {}\n- rmcp: {rmcp} (crates.io); mcpwire: this commit ({})\n- machine: {cores} cores, {cpu}; load average at the end: {load}\n- OS: {}",
+        capture("rustc", &["-V"]),
+        capture("git", &["rev-parse", "--short", "HEAD"]),
+        capture("uname", &["-sr"]),
+    )
+}

@@ -37,28 +37,45 @@
 //! all ready) it starts them at once, and `mcpwire` one by one.
 //! All talk to the same `mcpwire-bench-server` binary.
 
+// Built with one client alone (`cargo xtask bench --solo`), what only the
+// other forms or the other client use is left unused.
+#![cfg_attr(
+    not(all(feature = "mcpwire-client", feature = "rmcp-client")),
+    allow(dead_code)
+)]
+
 mod measure;
+#[cfg(feature = "mcpwire-client")]
 mod otel_on;
 mod raw_wire;
 mod server;
 mod workload;
+#[cfg(feature = "mcpwire-client")]
 mod at_url;
+#[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
 mod density;
 mod raw_http;
 mod raw_stdio;
 mod raw_tokio;
+#[cfg(feature = "mcpwire-client")]
 mod via_manager;
+#[cfg(feature = "mcpwire-client")]
 mod via_mcpwire;
+#[cfg(feature = "rmcp-client")]
 mod via_rmcp;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
 use density::Shape;
 use raw_tokio::RawTokio;
 use server::HttpServer;
+#[cfg(feature = "mcpwire-client")]
 use via_manager::ViaManager;
+#[cfg(feature = "mcpwire-client")]
 use via_mcpwire::Mcpwire;
+#[cfg(feature = "rmcp-client")]
 use via_rmcp::Rmcp;
 use workload::{Caller, Plan, Samples, Workload, connect_loop, drive};
 
@@ -71,6 +88,7 @@ struct Args {
 }
 
 /// A density run (the second form).
+#[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
 struct DensityArgs {
     client: String,
     shape: Shape,
@@ -81,6 +99,7 @@ struct DensityArgs {
 }
 
 /// Parses the second form, if `--density` is given.
+#[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
 fn parse_density() -> Option<Result<DensityArgs, String>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     args.iter().any(|a| a == "--density").then(|| {
@@ -118,6 +137,7 @@ fn parse_density() -> Option<Result<DensityArgs, String>> {
 }
 
 /// A run against a server at a URL (the third form).
+#[cfg(feature = "mcpwire-client")]
 struct UrlArgs {
     url: String,
     tool: String,
@@ -128,6 +148,7 @@ struct UrlArgs {
 }
 
 /// Parses the third form, if `--url` is given.
+#[cfg(feature = "mcpwire-client")]
 fn parse_url() -> Option<Result<UrlArgs, String>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     args.iter().any(|a| a == "--url").then(|| {
@@ -223,6 +244,7 @@ fn parse_args() -> Result<Args, String> {
 }
 
 fn main() -> ExitCode {
+    #[cfg(feature = "mcpwire-client")]
     if let Some(at) = parse_url() {
         return match at.and_then(|a| run_at_url(&a)) {
             Ok(line) => {
@@ -235,6 +257,7 @@ fn main() -> ExitCode {
             }
         };
     }
+    #[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
     if let Some(density) = parse_density() {
         return match density.and_then(|d| run_density(&d)) {
             Ok(outcome) => {
@@ -287,6 +310,7 @@ fn run(args: &Args) -> Result<Samples, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
+    #[cfg(feature = "mcpwire-client")]
     if args.workload == Workload::Fleet {
         if args.transport != "stdio" || !args.client.starts_with("mcpwire") {
             return Err("W5 runs mcpwire and mcpwire-manager over stdio only".into());
@@ -305,9 +329,11 @@ fn run(args: &Args) -> Result<Samples, String> {
         t => Some(HttpServer::start(&args.server, t == "http-sse")?),
     };
     // Before any client connects: it takes its instruments then.
+    #[cfg(feature = "mcpwire-client")]
     let observing = (args.client == "mcpwire-otel").then(otel_on::install);
     let result = runtime.block_on(async {
         match (args.client.as_str(), &http) {
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire-otel", None) => {
                 let server = args.server.as_path();
                 bench(args, || {
@@ -315,6 +341,7 @@ fn run(args: &Args) -> Result<Samples, String> {
                 })
                 .await
             }
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire-otel", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
                 bench(args, || {
@@ -322,28 +349,34 @@ fn run(args: &Args) -> Result<Samples, String> {
                 })
                 .await
             }
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire" | "mcpwire-struct", None) => {
                 let server = args.server.as_path();
                 let arguments = mcpwire_arguments(&args.client);
                 bench(args, || Mcpwire::stdio(server, arguments)).await
             }
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire" | "mcpwire-struct", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
                 let arguments = mcpwire_arguments(&args.client);
                 bench(args, || Mcpwire::http(&client, http.url(), arguments)).await
             }
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire-manager", None) => {
                 let server = args.server.as_path();
                 bench(args, || ViaManager::stdio(server)).await
             }
+            #[cfg(feature = "mcpwire-client")]
             ("mcpwire-manager", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
                 bench(args, || ViaManager::http(&client, http.url())).await
             }
+            #[cfg(feature = "rmcp-client")]
             ("rmcp", None) => {
                 let server = args.server.as_path();
                 bench(args, || Rmcp::stdio(server)).await
             }
+            #[cfg(feature = "rmcp-client")]
             ("rmcp", Some(http)) => bench(args, || Rmcp::http(http.url())).await,
             ("tokio", None) if args.workload.is_sequential() => {
                 let server = args.server.as_path();
@@ -354,10 +387,11 @@ fn run(args: &Args) -> Result<Samples, String> {
                 bench(args, || raw_http::RawHttp::connect(&client, http.url())).await
             }
             ("tokio", _) => Err("the tokio floor runs stdio W2 only".into()),
-            _ => Err("unreachable client and transport".into()),
+            _ => Err("this client and transport do not go together, or this binary was built without the client".into()),
         }
     });
     drop(http);
+    #[cfg(feature = "mcpwire-client")]
     if let Some(providers) = observing {
         providers.shutdown();
     }
@@ -365,6 +399,7 @@ fn run(args: &Args) -> Result<Samples, String> {
 }
 
 /// The third form's run; its JSON line.
+#[cfg(feature = "mcpwire-client")]
 fn run_at_url(args: &UrlArgs) -> Result<String, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -395,6 +430,7 @@ fn run_at_url(args: &UrlArgs) -> Result<String, String> {
     })
 }
 
+#[cfg(all(feature = "mcpwire-client", feature = "rmcp-client"))]
 fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -477,6 +513,7 @@ fn run_density(args: &DensityArgs) -> Result<density::DensityOutcome, String> {
 
 /// `mcpwire` passes the arguments as the README does, `mcpwire-struct` as a
 /// borrowed struct.
+#[cfg(feature = "mcpwire-client")]
 fn mcpwire_arguments(client: &str) -> via_mcpwire::Arguments {
     if client == "mcpwire-struct" {
         via_mcpwire::Arguments::Struct

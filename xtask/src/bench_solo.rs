@@ -1,0 +1,187 @@
+//! `cargo xtask bench --solo`: mcpwire against rmcp, each from a binary
+//! that links that client alone.
+//!
+//! `mcpwire-bench` links every client it compares, so a run maps and keeps
+//! resident pages of code it never calls (the other client's, laid out
+//! between its own), and its peak RSS says as much about the harness as
+//! about the client. Here `mcpwire-bench` is built twice more, with only its
+//! `mcpwire-client` or only its `rmcp-client` feature: the same workload
+//! code, one client per binary, as an application that talks MCP through
+//! one of them would be. The two run alternating (A B A B ...), each client
+//! and workload in a process of its own, and the table shows the medians,
+//! peak RSS first. It writes its section of `docs/benchmarks.md` (between
+//! the `bench-solo` markers) and leaves the main table alone.
+
+use std::fmt::Write as _;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Instant;
+
+use serde_json::Value;
+
+use crate::bench::{fmt, metrics, ratio, target_dir};
+use crate::cmd::{cargo, run};
+use crate::report::{machine, median, run_one, write_between};
+
+const BEGIN: &str = "<!-- bench-solo:begin (written by `cargo xtask bench --solo`) -->";
+const END: &str = "<!-- bench-solo:end -->";
+/// The two clients, each with the feature that builds it alone.
+const SIDES: [(&str, &str); 2] = [("mcpwire", "mcpwire-client"), ("rmcp", "rmcp-client")];
+
+/// What to run: the transports and workloads of the main form (W5 is
+/// mcpwire's alone and is skipped).
+pub(crate) struct Solo<'a> {
+    pub(crate) transports: &'a [String],
+    pub(crate) workloads: &'a [String],
+    pub(crate) rounds: usize,
+    pub(crate) quick: bool,
+    pub(crate) write: bool,
+}
+
+/// Builds the two one-client binaries (then the usual one again, so
+/// `target/release/mcpwire-bench` stays the one that links both), runs
+/// them, prints the table and writes it.
+pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
+    let release = target_dir(root).join("release");
+    let dir = release.join("solo");
+    fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+    let mut bins: Vec<(&str, PathBuf)> = Vec::new();
+    for (client, feature) in SIDES {
+        run(cargo()
+            .args([
+                "build",
+                "--release",
+                "-p",
+                "mcpwire-bench",
+                "--bin",
+                "mcpwire-bench",
+            ])
+            .args(["--no-default-features", "--features", feature]))?;
+        let bin = dir.join(format!("mcpwire-bench-{client}"));
+        fs::copy(release.join("mcpwire-bench"), &bin)
+            .map_err(|e| format!("cannot copy the {client} binary: {e}"))?;
+        bins.push((client, bin));
+    }
+    run(cargo().args([
+        "build",
+        "--release",
+        "-p",
+        "mcpwire-bench",
+        "-p",
+        "mcpwire-bench-server",
+        "--bins",
+    ]))?;
+    let server = release.join("mcpwire-bench-server");
+    let started = Instant::now();
+    let mut cells: Vec<(String, String, [Vec<Value>; 2])> = Vec::new();
+    for transport in what.transports {
+        for workload in what.workloads.iter().filter(|w| *w != "w5") {
+            let mut runs: [Vec<Value>; 2] = Default::default();
+            for round in 0..what.rounds {
+                for (side, (client, bin)) in bins.iter().enumerate() {
+                    let mut cmd = Command::new(bin);
+                    cmd.args(["--client", client, "--transport", transport])
+                        .args(["--workload", workload])
+                        .arg("--server")
+                        .arg(&server);
+                    if what.quick {
+                        cmd.arg("--quick");
+                    }
+                    eprint!(
+                        "[{:>4}s] round {} {transport} {workload} {client} alone: ",
+                        started.elapsed().as_secs(),
+                        round + 1
+                    );
+                    match run_one(&mut cmd) {
+                        Ok(v) => {
+                            eprintln!("peak {} KiB", v["peak_rss_kib"]);
+                            runs[side].push(v);
+                        }
+                        Err(e) => eprintln!("FAILED: {e}"),
+                    }
+                }
+            }
+            cells.push((transport.clone(), workload.clone(), runs));
+        }
+    }
+    let machine = machine(root);
+    let table = table(&cells);
+    println!("\n{machine}\n{table}");
+    if what.write {
+        let section = format!(
+            "{BEGIN}\n## One client per binary\n\n\
+             Produced by `cargo xtask bench --solo{}` ({} round(s), the two alternating; \
+             medians shown). The same workloads and server as the table above, but each \
+             client runs from a build of `mcpwire-bench` that links it alone (its \
+             `mcpwire-client` or `rmcp-client` feature): the peak RSS of an application \
+             that talks MCP through one client, with no code of the other resident.\n\n\
+             {machine}\n\n{table}{END}\n",
+            if what.quick { " --quick" } else { "" },
+            what.rounds,
+        );
+        let path = root.join("docs/benchmarks.md");
+        write_between(&path, BEGIN, END, &section)?;
+        eprintln!("wrote {}", path.display());
+    }
+    Ok(())
+}
+
+fn table(cells: &[(String, String, [Vec<Value>; 2])]) -> String {
+    let mut t = String::from(
+        "| transport | workload | metric | mcpwire alone | rmcp alone | mcpwire / rmcp |\n\
+         |---|---|---|---:|---:|---:|\n",
+    );
+    for (transport, workload, runs) in cells {
+        // Peak RSS first: what this table is for.
+        let mut shown = metrics(workload).to_vec();
+        shown.sort_by_key(|(key, ..)| *key != "peak_rss_kib");
+        for (key, label, scale, _) in shown {
+            let m = |side: usize| median(Some(&runs[side]), key).map(|x| x * scale);
+            let (a, b) = (m(0), m(1));
+            let _ = writeln!(
+                t,
+                "| {transport} | {workload} | {label} | {} | {} | {} |",
+                fmt(a),
+                fmt(b),
+                ratio(a, b)
+            );
+        }
+    }
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn the_table_puts_peak_rss_first_and_divides_mcpwire_by_rmcp() {
+        let runs = |kib: [f64; 3], ops: f64| {
+            kib.iter()
+                .map(|k| json!({"peak_rss_kib": k, "ops_per_s": ops, "cpu_us_per_op": 1.0}))
+                .collect::<Vec<_>>()
+        };
+        let cells = vec![(
+            "http".to_string(),
+            "w3".to_string(),
+            [
+                runs([2048.0, 1024.0, 4096.0], 10.0),
+                runs([1024.0, 512.0, 9999.0], 5.0),
+            ],
+        )];
+        let t = table(&cells);
+        let rows: Vec<&str> = t.lines().skip(2).collect();
+        assert_eq!(rows.len(), 3, "{t}");
+        // Medians: 2 MiB against 1 MiB.
+        assert_eq!(
+            rows[0],
+            "| http | w3 | peak RSS (MiB) | 2.00 | 1.00 | 2.00x |"
+        );
+        assert!(
+            rows[1].starts_with("| http | w3 | calls/s | 10.0 | 5.00 | 2.00x"),
+            "{t}"
+        );
+    }
+}
