@@ -17,14 +17,16 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::cmd::{cargo, run};
-use crate::report::{machine, median, run_one, write_between};
+use crate::report::{
+    build_harness, fmt, harness, machine, measured, median, metrics, ratio, run_one, target_dir,
+    write_between,
+};
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);
 /// `mcpwire-struct` passes the same arguments as a borrowed struct.
@@ -178,17 +180,7 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         };
         return crate::bench_solo::solo(root, &what);
     }
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "mcpwire-bench",
-        "-p",
-        "mcpwire-bench-server",
-        "--bins",
-        "--example",
-        "lean_w4",
-    ]))?;
+    build_harness(&["--example", "lean_w4"])?;
     let bin = target_dir(root).join("release");
     let bench_bin = bin.join("mcpwire-bench");
     let server_bin = bin.join("mcpwire-bench-server");
@@ -206,25 +198,14 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
                     if !runs(client, transport, workload) {
                         continue;
                     }
-                    let mut cmd = Command::new(&bench_bin);
-                    cmd.args(["--client", client, "--transport", transport])
-                        .args(["--workload", workload])
-                        .arg("--server")
-                        .arg(&server_bin);
+                    let mut cmd = harness(&bench_bin, client, transport, workload);
+                    cmd.arg("--server").arg(&server_bin);
                     if o.quick {
                         cmd.arg("--quick");
                     }
-                    eprint!(
-                        "[{:>4}s] round {} {transport} {workload} {client}: ",
-                        started.elapsed().as_secs(),
-                        round + 1
-                    );
-                    match run_one(&mut cmd) {
-                        Ok(v) => {
-                            eprintln!("{}", brief(&v));
-                            cell.entry(client).or_default().push(v);
-                        }
-                        Err(e) => eprintln!("FAILED: {e}"),
+                    let label = format!("round {} {transport} {workload} {client}", round + 1);
+                    if let Some(v) = measured(&mut cmd, &label, started) {
+                        cell.entry(client).or_default().push(v);
                     }
                 }
             }
@@ -288,75 +269,6 @@ fn runs(client: &str, transport: &str, workload: &str) -> bool {
         "tokio" => transport == "stdio" && workload.starts_with("w2"),
         "mcpwire-struct" => workload != "w1",
         _ => true,
-    }
-}
-
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
-}
-
-fn brief(v: &Value) -> String {
-    let f = |k: &str| v[k].as_f64();
-    let mut s = format!("{:.0} ops/s", f("ops_per_s").unwrap_or(0.0));
-    if let Some(p50) = f("p50_us") {
-        let _ = write!(s, ", p50 {p50:.1} us");
-    }
-    if let Some(mb) = f("mb_per_s") {
-        let _ = write!(s, ", {mb:.0} MB/s");
-    }
-    let _ = write!(
-        s,
-        ", cpu {:.2} us/op, rss {:.1} MiB",
-        f("cpu_us_per_op").unwrap_or(0.0),
-        f("peak_rss_kib").unwrap_or(0.0) / 1024.0
-    );
-    s
-}
-
-/// The metrics shown for a workload: (JSON key, label, scale, higher is better).
-pub(crate) fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)] {
-    match workload {
-        "w1" => &[
-            ("p50_us", "connect p50 (ms)", 1e-3, false),
-            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
-        ],
-        "w2" | "w2-task" => &[
-            ("p50_us", "p50 (us)", 1.0, false),
-            ("p99_us", "p99 (us)", 1.0, false),
-            ("ops_per_s", "calls/s", 1.0, true),
-            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
-            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
-        ],
-        "w5" => &[
-            ("p50_us", "20 servers ready p50 (ms)", 1e-3, false),
-            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
-        ],
-        "w3" => &[
-            ("ops_per_s", "calls/s", 1.0, true),
-            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
-            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
-        ],
-        _ => &[
-            ("mb_per_s", "MB/s", 1.0, true),
-            ("cpu_us_per_op", "CPU per call (ms)", 1e-3, false),
-            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
-        ],
-    }
-}
-
-pub(crate) fn fmt(x: Option<f64>) -> String {
-    match x {
-        None => "n/a".into(),
-        Some(x) if x >= 1000.0 => format!("{x:.0}"),
-        Some(x) if x >= 10.0 => format!("{x:.1}"),
-        Some(x) => format!("{x:.2}"),
-    }
-}
-
-pub(crate) fn ratio(a: Option<f64>, b: Option<f64>) -> String {
-    match (a, b) {
-        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
-        _ => "n/a".into(),
     }
 }
 

@@ -15,14 +15,15 @@
 use std::fmt::Write as _;
 use std::fs;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::bench::{fmt, metrics, ratio, target_dir};
 use crate::cmd::{cargo, run};
-use crate::report::{machine, median, run_one, write_between};
+use crate::report::{
+    build_harness, fmt, harness, machine, measured, median, metrics, ratio, target_dir,
+    write_between,
+};
 
 const BEGIN: &str = "<!-- bench-solo:begin (written by `cargo xtask bench --solo`) -->";
 const END: &str = "<!-- bench-solo:end -->";
@@ -63,15 +64,7 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
             .map_err(|e| format!("cannot copy the {client} binary: {e}"))?;
         bins.push((client, bin));
     }
-    run(cargo().args([
-        "build",
-        "--release",
-        "-p",
-        "mcpwire-bench",
-        "-p",
-        "mcpwire-bench-server",
-        "--bins",
-    ]))?;
+    build_harness(&[])?;
     let server = release.join("mcpwire-bench-server");
     let started = Instant::now();
     let mut cells: Vec<(String, String, [Vec<Value>; 2])> = Vec::new();
@@ -80,25 +73,15 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
             let mut runs: [Vec<Value>; 2] = Default::default();
             for round in 0..what.rounds {
                 for (side, (client, bin)) in bins.iter().enumerate() {
-                    let mut cmd = Command::new(bin);
-                    cmd.args(["--client", client, "--transport", transport])
-                        .args(["--workload", workload])
-                        .arg("--server")
-                        .arg(&server);
+                    let mut cmd = harness(bin, client, transport, workload);
+                    cmd.arg("--server").arg(&server);
                     if what.quick {
                         cmd.arg("--quick");
                     }
-                    eprint!(
-                        "[{:>4}s] round {} {transport} {workload} {client} alone: ",
-                        started.elapsed().as_secs(),
-                        round + 1
-                    );
-                    match run_one(&mut cmd) {
-                        Ok(v) => {
-                            eprintln!("peak {} KiB", v["peak_rss_kib"]);
-                            runs[side].push(v);
-                        }
-                        Err(e) => eprintln!("FAILED: {e}"),
+                    let label =
+                        format!("round {} {transport} {workload} {client} alone", round + 1);
+                    if let Some(v) = measured(&mut cmd, &label, started) {
+                        runs[side].push(v);
                     }
                 }
             }

@@ -13,8 +13,8 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::bench::target_dir;
 use crate::cmd::{cargo, run};
+use crate::report::target_dir;
 
 /// Builds and runs the fault suite.
 pub(crate) fn faults(root: &Path, args: &[String]) -> Result<(), String> {

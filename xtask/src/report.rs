@@ -1,15 +1,16 @@
-//! What `bench` and `density` share: one measuring process, run with a
-//! bound, and its JSON line read; a marked section of a document
-//! rewritten in place.
+//! What `bench`, its modes and `density` share: one measuring process,
+//! run with a bound, and its JSON line read; the medians and how they are
+//! shown; a marked section of a document rewritten in place.
 
+use std::fmt::Write as _;
 use std::fs;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::cmd::display;
+use super::cmd::{cargo, display, run};
 
 /// A run that takes longer than this is killed and counted as failed.
 const RUN_TIMEOUT: Duration = Duration::from_secs(120);
@@ -121,4 +122,115 @@ pub(crate) fn machine(root: &Path) -> String {
         capture("git", &["rev-parse", "--short", "HEAD"]),
         capture("uname", &["-sr"]),
     )
+}
+
+pub(crate) fn target_dir(root: &Path) -> PathBuf {
+    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
+}
+
+fn brief(v: &Value) -> String {
+    let f = |k: &str| v[k].as_f64();
+    let mut s = format!("{:.0} ops/s", f("ops_per_s").unwrap_or(0.0));
+    if let Some(p50) = f("p50_us") {
+        let _ = write!(s, ", p50 {p50:.1} us");
+    }
+    if let Some(mb) = f("mb_per_s") {
+        let _ = write!(s, ", {mb:.0} MB/s");
+    }
+    let _ = write!(
+        s,
+        ", cpu {:.2} us/op, rss {:.1} MiB",
+        f("cpu_us_per_op").unwrap_or(0.0),
+        f("peak_rss_kib").unwrap_or(0.0) / 1024.0
+    );
+    s
+}
+
+/// The metrics shown for a workload: (JSON key, label, scale, higher is better).
+pub(crate) fn metrics(workload: &str) -> &'static [(&'static str, &'static str, f64, bool)] {
+    match workload {
+        "w1" => &[
+            ("p50_us", "connect p50 (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        "w2" | "w2-task" => &[
+            ("p50_us", "p50 (us)", 1.0, false),
+            ("p99_us", "p99 (us)", 1.0, false),
+            ("ops_per_s", "calls/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        "w5" => &[
+            ("p50_us", "20 servers ready p50 (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        "w3" => &[
+            ("ops_per_s", "calls/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (us)", 1.0, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+        _ => &[
+            ("mb_per_s", "MB/s", 1.0, true),
+            ("cpu_us_per_op", "CPU per call (ms)", 1e-3, false),
+            ("peak_rss_kib", "peak RSS (MiB)", 1.0 / 1024.0, false),
+        ],
+    }
+}
+
+pub(crate) fn fmt(x: Option<f64>) -> String {
+    match x {
+        None => "n/a".into(),
+        Some(x) if x >= 1000.0 => format!("{x:.0}"),
+        Some(x) if x >= 10.0 => format!("{x:.1}"),
+        Some(x) => format!("{x:.2}"),
+    }
+}
+
+pub(crate) fn ratio(a: Option<f64>, b: Option<f64>) -> String {
+    match (a, b) {
+        (Some(a), Some(b)) if b > 0.0 => format!("{:.2}x", a / b),
+        _ => "n/a".into(),
+    }
+}
+
+/// The harness's main form: `bin --client C --transport T --workload W`
+/// (the caller adds `--server` and `--quick`).
+pub(crate) fn harness(bin: &Path, client: &str, transport: &str, workload: &str) -> Command {
+    let mut cmd = Command::new(bin);
+    cmd.args(["--client", client, "--transport", transport])
+        .args(["--workload", workload]);
+    cmd
+}
+
+/// Runs one measuring process, saying `label` and what it measured (or
+/// why it failed) on stderr; its JSON line if it gave one.
+pub(crate) fn measured(cmd: &mut Command, label: &str, started: Instant) -> Option<Value> {
+    eprint!("[{:>4}s] {label}: ", started.elapsed().as_secs());
+    match run_one(cmd) {
+        Ok(v) => {
+            eprintln!("{}", brief(&v));
+            Some(v)
+        }
+        Err(e) => {
+            eprintln!("FAILED: {e}");
+            None
+        }
+    }
+}
+
+/// Builds the harness and the benchmark server in release mode (with
+/// `extra` arguments to cargo): `target/release/mcpwire-bench` links every
+/// client.
+pub(crate) fn build_harness(extra: &[&str]) -> Result<(), String> {
+    run(cargo()
+        .args([
+            "build",
+            "--release",
+            "-p",
+            "mcpwire-bench",
+            "-p",
+            "mcpwire-bench-server",
+        ])
+        .arg("--bins")
+        .args(extra))
 }

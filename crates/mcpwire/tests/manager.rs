@@ -296,6 +296,18 @@ fn replace_file(path: &Path, text: &str) {
     std::fs::rename(&temp, path).unwrap();
 }
 
+/// A fleet of one server, `one`, from a file of its own (its directory is
+/// removed when the second value is dropped).
+async fn fleet_of_one() -> (HttpServer, tempfile::TempDir, PathBuf, ConfigFiles, Manager) {
+    let server = sessions_server().await;
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("mcp.json");
+    write_config(&file, &server, &[("one", "/one", None)]);
+    let files = ConfigFiles::new([&file]).unwrap();
+    let manager = files.builder().unwrap().build().unwrap();
+    (server, dir, file, files, manager)
+}
+
 /// A watch that reads the files often, so the test does not wait long.
 fn quick_watch() -> WatchOptions {
     WatchOptions::new()
@@ -409,12 +421,7 @@ fn watch_options_are_clamped_to_sane_bounds() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
-    let server = sessions_server().await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mcp.json");
-    write_config(&file, &server, &[("one", "/one", None)]);
-    let files = ConfigFiles::new([&file]).unwrap();
-    let manager = files.builder().unwrap().build().unwrap();
+    let (server, _dir, file, files, manager) = fleet_of_one().await;
     let options = quick_watch().max_delay(Duration::from_millis(400));
     let mut watch = files.watch(&manager, options);
     tokio::time::sleep(Duration::from_millis(300)).await;
@@ -454,12 +461,7 @@ async fn files_written_without_a_pause_are_reloaded_by_the_longest_delay() {
 /// changed, and the change is acted on again.
 #[tokio::test(flavor = "multi_thread")]
 async fn a_file_read_mid_write_is_read_again_not_reported() {
-    let server = sessions_server().await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mcp.json");
-    write_config(&file, &server, &[("one", "/one", None)]);
-    let files = ConfigFiles::new([&file]).unwrap();
-    let manager = files.builder().unwrap().build().unwrap();
+    let (server, _dir, file, files, manager) = fleet_of_one().await;
     // A read every second, acted on at once: the first read after the
     // file was emptied (about 1 s in) loads it empty, and the write (1.5 s
     // in) lands before the next read (about 2 s in).
@@ -481,12 +483,7 @@ async fn a_file_read_mid_write_is_read_again_not_reported() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
-    let server = sessions_server().await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mcp.json");
-    write_config(&file, &server, &[("one", "/one", None)]);
-    let files = ConfigFiles::new([&file]).unwrap();
-    let manager = files.builder().unwrap().build().unwrap();
+    let (server, _dir, file, files, manager) = fleet_of_one().await;
     let mut watch = files.watch(&manager, quick_watch());
     // The watch's first read is the files as they were.
     tokio::time::sleep(Duration::from_millis(500)).await;
@@ -508,12 +505,7 @@ async fn a_rewrite_of_the_same_size_and_time_is_seen_by_its_content() {
 
 #[tokio::test(flavor = "multi_thread")]
 async fn a_dropped_watch_reloads_nothing_more() {
-    let server = sessions_server().await;
-    let dir = tempfile::tempdir().unwrap();
-    let file = dir.path().join("mcp.json");
-    write_config(&file, &server, &[("one", "/one", None)]);
-    let files = ConfigFiles::new([&file]).unwrap();
-    let manager = files.builder().unwrap().build().unwrap();
+    let (server, _dir, file, files, manager) = fleet_of_one().await;
     let watch = files.watch(&manager, quick_watch());
     // Its first read done, it would see the change below: dropped, it
     // does not.
