@@ -70,7 +70,7 @@ pub(crate) fn cross(root: &Path, args: &[String]) -> Result<(), String> {
         // compiled (with its warnings) by the Wine step below, and the rest
         // is Unix-only or platform-free, checked on Linux (the whole step
         // took 349 s with every target).
-        step("windows: clippy on the workspace, libraries and programs", || {
+        step("windows: clippy on the libraries and programs", || {
             run(env
                 .cargo("clippy", WINDOWS)
                 .args(WORKSPACE)
