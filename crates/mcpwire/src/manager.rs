@@ -219,8 +219,8 @@ impl ConfigFiles {
     /// file that does not parse changes nothing: the fleet stays as it was
     /// and, once the next read finds the files as they were (not caught
     /// mid-write), the failure is a [`WatchEvent::Failed`] (and a log
-    /// line); the next write is tried again. Changes made before this is called are
-    /// not seen: it compares with the files as they are now.
+    /// line); the next write is tried again. Changes made before this is
+    /// called are not seen: it compares with the files as they are now.
     pub fn watch(&self, manager: &Manager, options: WatchOptions) -> ConfigWatch {
         let (events, receiver) = mpsc::channel(WATCH_EVENTS);
         let task = tokio::spawn(watch_files(

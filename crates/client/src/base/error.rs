@@ -30,9 +30,9 @@ impl Source {
     }
 
     /// A transport error as a cause. A transport's own error (wrapped in
-    /// `Other`, `Unauthorized`, `Unreachable` or `Lost`) becomes the cause itself, so the chain
-    /// goes straight from the client to, say, `mcpwire_http::Error`, which
-    /// can be downcast.
+    /// `Other`, `Unauthorized`, `Unreachable` or `Lost`) becomes the cause
+    /// itself, so the chain goes straight from the client to, say,
+    /// `mcpwire_http::Error`, which can be downcast.
     fn transport(e: TransportError) -> Self {
         match e {
             TransportError::Other(inner)
@@ -152,29 +152,25 @@ impl Error {
 
     /// A request the transport could not deliver.
     pub(crate) fn undelivered(e: TransportError) -> Self {
-        let (kind, what) = match &e {
+        let message = |what: &str| Detail::Message(what.into());
+        let (kind, detail) = match &e {
             TransportError::Unauthorized(_) => (
                 ErrorKind::Authorization,
-                "the server refused the request for want of authorization",
+                message("the server refused the request for want of authorization"),
             ),
             TransportError::Lost(_) => (
                 ErrorKind::OutcomeUnknown,
-                "the request reached the server but its answer was lost; it may or may not have run",
+                message(
+                    "the request reached the server but its answer was lost; it may or may not have run",
+                ),
             ),
-            TransportError::Unreachable(_) => {
-                return Self::new(
-                    ErrorKind::Transport,
-                    Detail::Unreachable,
-                    Some(Source::transport(e)),
-                );
-            }
-            _ => (ErrorKind::Transport, "the request could not be delivered"),
+            TransportError::Unreachable(_) => (ErrorKind::Transport, Detail::Unreachable),
+            _ => (
+                ErrorKind::Transport,
+                message("the request could not be delivered"),
+            ),
         };
-        Self::new(
-            kind,
-            Detail::Message(what.into()),
-            Some(Source::transport(e)),
-        )
+        Self::new(kind, detail, Some(Source::transport(e)))
     }
 
     pub(crate) fn send(e: SendError) -> Self {
