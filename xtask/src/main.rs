@@ -50,13 +50,14 @@ mod package;
 mod servers;
 mod interop;
 mod tidy;
+mod ci;
 
-use cmd::{cargo, root, run};
+use cmd::root;
 
 fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
-        Some("ci") => ci(),
+        Some("ci") => ci::ci(&root()),
         Some("servers") => servers::install(&root()).map(|_| ()),
         Some("conformance") => conformance::conformance(&root(), &args[1..]),
         Some("interop") => interop::interop(&root(), &args[1..]),
@@ -84,82 +85,4 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
-}
-
-fn ci() -> Result<(), String> {
-    let root = root();
-    run(cargo().args(["fmt", "--all", "--check"]))?;
-    // Cheap, so early: the module rules before anything is compiled.
-    eprintln!("$ cargo xtask tidy");
-    tidy::tidy(&root, &[])?;
-    eprintln!("$ cargo xtask api");
-    api::api(&root, &[])?;
-    // Every feature: the facade's `http` code and the feature-gated tests
-    // and doctests (the README's) are built and checked too.
-    run(cargo().args([
-        "clippy",
-        "--workspace",
-        "--all-targets",
-        "--all-features",
-        "--",
-        "-D",
-        "warnings",
-    ]))?;
-    let dir = servers::install(&root)?;
-    // The real-server tests are ignored by default (a plain `cargo test`
-    // must not report them as passed without running them); here the
-    // servers are installed, so every test runs.
-    run(cargo()
-        .args(["test", "--workspace", "--all-targets", "--all-features"])
-        .args(["--", "--include-ignored"])
-        .env(servers::DIR_ENV, &dir))?;
-    run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))?;
-    // The facade without `ws` (on everywhere above): a WebSocket entry of a
-    // configuration file stays a typed unsupported-transport error.
-    run(cargo().args([
-        "test",
-        "-p",
-        "mcpwire",
-        "--features",
-        "config",
-        "--test",
-        "from_config",
-    ]))?;
-    run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))?;
-    eprintln!("$ cargo xtask package");
-    package::package(&root, &[])?;
-    // Misbehaving peers, then a short soak (the long one is run by hand:
-    // `cargo xtask soak --minutes N`).
-    eprintln!("$ cargo xtask faults");
-    faults::faults(&root, &[])?;
-    eprintln!("$ cargo xtask soak --cycles 200");
-    faults::soak(&root, &["--cycles".into(), "200".into()])?;
-    // Every fuzz target for a few seconds, from a dev build without a
-    // sanitizer (`--smoke`: the optimised sanitizer build of every
-    // dependency costs three times the CPU). The five-minute runs are made
-    // by hand and reported in docs/reliability.md.
-    eprintln!("$ cargo xtask fuzz --all --seconds 10 --smoke");
-    fuzz::fuzz(
-        &root,
-        &[
-            "--all".into(),
-            "--seconds".into(),
-            "10".into(),
-            "--smoke".into(),
-        ],
-    )?;
-    // After the tests: the official conformance suite and real servers.
-    eprintln!("$ cargo xtask conformance");
-    conformance::conformance(&root, &[])?;
-    eprintln!("$ cargo xtask interop");
-    interop::interop(&root, &[])?;
-    // Windows and macOS: type-checks, then the Windows tests under Wine.
-    eprintln!("$ cargo xtask cross");
-    cross::cross(&root, &[])?;
-    // Last, because it edits sources in place (restoring each): the
-    // mutants of the library lines changed since the commit in
-    // `xtask/mutants-base`, a sample that fits about 8 minutes; a missed
-    // one not in `xtask/mutants-allow.txt` fails.
-    mutants::ci(&root)?;
-    Ok(())
 }
