@@ -11,8 +11,8 @@
 //!   800 lines, every public module documented (`--print` draws each
 //!   crate's module layers).
 //! - `api [--write]`: the public-API guard (listings in `xtask/api/`).
-//! - `package`: `cargo package` for every publishable crate, and what each
-//!   archive holds checked.
+//! - `package`: `cargo package` for every publishable crate, what each
+//!   archive holds checked, and the archives type-checked together.
 //! - `conformance`: the official MCP conformance suite's client scenarios.
 //! - `interop`: the client against real MCP servers, per server and
 //!   transport.

@@ -1,8 +1,8 @@
 //! `cargo xtask package`: packages every publishable crate the way
-//! `cargo publish` would (in dependency order, each archive built and its
-//! build checked against the archives of the crates it depends on), then
-//! checks what each archive holds: its README and both licence files, and
-//! nothing large or private (test fixtures, recordings, keys).
+//! `cargo publish` would, checks what each archive holds (its README and
+//! both licence files, and nothing large or private: test fixtures,
+//! recordings, keys), then type-checks the archives, unpacked, as one
+//! workspace.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -41,23 +41,18 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
         .filter(|name| root.join(crate_dir(name)).join("Cargo.toml").exists())
         .collect();
     let version = env!("CARGO_PKG_VERSION");
-    forget_earlier_archives(&names, version);
     let build = target_dir(root).join(BUILD_DIR);
     let _ = fs::remove_dir_all(&build);
     let mut cmd = cargo();
     // A working tree with local changes may be packaged too: CI's is clean.
-    cmd.args(["package", "--allow-dirty"]);
+    // Not built here one by one (that took 443 s of CI, each crate a
+    // dependency graph of its own): `check_as_workspace` below compiles
+    // them all at once.
+    cmd.args(["package", "--allow-dirty", "--no-verify"]);
     for name in &names {
         cmd.args(["-p", name]);
     }
-    // An archive is built as a workspace of its own, without our
-    // `[profile.dev]`: full debug information in every dependency, several
-    // GB a CI machine does not have. The same profile is given here, and the
-    // build goes to a directory of its own that is removed afterwards.
     cmd.arg("--target-dir").arg(&build);
-    cmd.args(["--config", "profile.dev.debug=\"line-tables-only\""]);
-    cmd.args(["--config", "profile.dev.package.\"*\".debug=false"]);
-    cmd.env("CARGO_INCREMENTAL", "0");
     let packaged = run(&mut cmd);
     let dir = build.join("package");
     let mut problems = Vec::new();
@@ -69,12 +64,17 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
             );
         }
     }
+    let compiled = match &packaged {
+        Ok(()) if problems.is_empty() => check_as_workspace(root, &build, &names, version),
+        _ => Ok(()),
+    };
     let _ = fs::remove_dir_all(&build);
     packaged?;
+    compiled?;
     if problems.is_empty() {
         eprintln!(
             "package: {} crates packaged; each holds its README and both licence files, \
-             and nothing large or private",
+             and nothing large or private; unpacked, they compile together",
             names.len()
         );
         Ok(())
@@ -83,30 +83,56 @@ pub(crate) fn package(root: &Path, _args: &[String]) -> Result<(), String> {
     }
 }
 
-/// Forgets what an earlier run left of our archives in the cargo home.
-/// Each archive is checked by building it against the archives of the
-/// crates it depends on, which cargo serves from a local registry; cargo
-/// takes a registry crate of a given version to be immutable, so it would
-/// reuse the sources it unpacked for an earlier archive of the same version
-/// and check today's crate against yesterday's dependency. (The build itself
-/// starts from an empty directory.) Nothing a clean machine has; best
-/// effort, so a missing directory is no error.
-fn forget_earlier_archives(names: &[&str], version: &str) {
-    let home = std::env::var_os("CARGO_HOME").map_or_else(
-        || PathBuf::from(std::env::var_os("HOME").unwrap_or_default()).join(".cargo"),
-        PathBuf::from,
-    );
-    for (kind, suffix) in [("src", ""), ("cache", ".crate")] {
-        let Ok(registries) = fs::read_dir(home.join("registry").join(kind)) else {
-            continue;
-        };
-        for registry in registries.flatten() {
-            for name in names {
-                let path = registry.path().join(format!("{name}-{version}{suffix}"));
-                let _ = fs::remove_dir_all(&path).or_else(|_| fs::remove_file(&path));
-            }
-        }
+/// Unpacks every archive into one workspace, each crate's dependencies on
+/// the others patched to the unpacked archives, and type-checks it with
+/// every feature: a file an archive leaves out, or a dependency that is
+/// only a path in the repository, fails here as it would for a user of the
+/// published crates. The repository's lock file keeps the versions, and
+/// the repository's target directory is used (with its `[profile.dev]`,
+/// which an unpacked workspace lacks), so the dependencies clippy checked
+/// are not checked again.
+fn check_as_workspace(
+    root: &Path,
+    build: &Path,
+    names: &[&str],
+    version: &str,
+) -> Result<(), String> {
+    let unpacked = build.join("unpacked");
+    fs::create_dir_all(&unpacked).map_err(|e| format!("{}: {e}", unpacked.display()))?;
+    for name in names {
+        let archive = build
+            .join("package")
+            .join(format!("{name}-{version}.crate"));
+        run(Command::new("tar")
+            .arg("-xzf")
+            .arg(&archive)
+            .arg("-C")
+            .arg(&unpacked))?;
     }
+    let members: Vec<String> = names.iter().map(|n| format!("\"{n}-{version}\"")).collect();
+    let patches: String = names
+        .iter()
+        .map(|n| format!("{n} = {{ path = \"{n}-{version}\" }}\n"))
+        .collect();
+    let manifest = format!(
+        "[workspace]\nresolver = \"2\"\nmembers = [{}]\n\n[patch.crates-io]\n{patches}",
+        members.join(", ")
+    );
+    let write = |path: PathBuf, text: &[u8]| {
+        fs::write(&path, text).map_err(|e| format!("{}: {e}", path.display()))
+    };
+    write(unpacked.join("Cargo.toml"), manifest.as_bytes())?;
+    let lock = fs::read(root.join("Cargo.lock")).map_err(|e| format!("Cargo.lock: {e}"))?;
+    write(unpacked.join("Cargo.lock"), &lock)?;
+    run(cargo()
+        .args(["check", "--workspace", "--all-features", "--quiet"])
+        .arg("--manifest-path")
+        .arg(unpacked.join("Cargo.toml"))
+        .arg("--target-dir")
+        .arg(target_dir(root))
+        .args(["--config", "profile.dev.debug=\"line-tables-only\""])
+        .args(["--config", "profile.dev.package.\"*\".debug=false"])
+        .env("CARGO_INCREMENTAL", "0"))
 }
 
 /// The directory of a publishable crate.
