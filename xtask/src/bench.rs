@@ -617,7 +617,12 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          The `mcpwire` column calls as the README shows: `connect_stdio` or \
          `connect(Server::http(url).client(pool))`, then `call_tool(\"echo\", &json!({{..}}))`; \
          `mcpwire, struct args` passes the same arguments as a borrowed struct. rmcp's \
-         caller builds a JSON object for each call, as its `call_tool` requires.\n\n\
+         caller builds a JSON object for each call, as its `call_tool` requires. Both \
+         clients can reach `https` servers: mcpwire always carries TLS (rustls with ring), \
+         and rmcp is built with its `reqwest-tls-no-provider` feature, ring installed as \
+         the provider (its README recommends its rustls backend; aws-lc-rs, that \
+         backend's default provider, links more code). The one-client table below shows \
+         rmcp without TLS too.\n\n\
          Workloads, all against the same `mcpwire-bench-server` binary: W1 spawn or connect \
          until ready; W2 10,000 sequential `tools/call` echoes of 100 bytes, made from \
          `block_on` on the main thread as `#[tokio::main]` runs them, and again \

@@ -4,10 +4,11 @@
 //! `mcpwire-bench` links every client it compares, so a run maps and keeps
 //! resident pages of code it never calls (the other client's, laid out
 //! between its own), and its peak RSS says as much about the harness as
-//! about the client. Here `mcpwire-bench` is built twice more, with only its
-//! `mcpwire-client` or only its `rmcp-client` feature: the same workload
-//! code, one client per binary, as an application that talks MCP through
-//! one of them would be. The two run alternating (A B A B ...), each client
+//! about the client. Here `mcpwire-bench` is built three times more, with
+//! only its `mcpwire-client`, only its `rmcp-tls` or only its `rmcp-client`
+//! feature (rmcp with and without TLS): the same workload code, one client
+//! per binary, as an application that talks MCP through one of them would
+//! be. They run alternating (A B C A B C ...), each client
 //! and workload in a process of its own, and the table shows the medians,
 //! peak RSS first. It writes its section of `docs/benchmarks.md` (between
 //! the `bench-solo` markers) and leaves the main table alone.
@@ -27,8 +28,14 @@ use crate::report::{
 
 const BEGIN: &str = "<!-- bench-solo:begin (written by `cargo xtask bench --solo`) -->";
 const END: &str = "<!-- bench-solo:end -->";
-/// The two clients, each with the feature that builds it alone.
-const SIDES: [(&str, &str); 2] = [("mcpwire", "mcpwire-client"), ("rmcp", "rmcp-client")];
+/// The binaries: a name, the client it runs and the feature that builds
+/// it alone. rmcp twice: with TLS (as the main table has it, and as
+/// mcpwire always is) and without, the least an rmcp binary can link.
+const SIDES: [(&str, &str, &str); 3] = [
+    ("mcpwire", "mcpwire", "mcpwire-client"),
+    ("rmcp", "rmcp", "rmcp-tls"),
+    ("rmcp-no-tls", "rmcp", "rmcp-client"),
+];
 
 /// What to run: the transports and workloads of the main form (W5 is
 /// mcpwire's alone and is skipped).
@@ -40,7 +47,7 @@ pub(crate) struct Solo<'a> {
     pub(crate) write: bool,
 }
 
-/// Builds the two one-client binaries (then the usual one again, so
+/// Builds the one-client binaries (then the usual one again, so
 /// `target/release/mcpwire-bench` stays the one that links both), runs
 /// them, prints the table and writes it.
 pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
@@ -48,7 +55,7 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
     let dir = release.join("solo");
     fs::create_dir_all(&dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
     let mut bins: Vec<(&str, PathBuf)> = Vec::new();
-    for (client, feature) in SIDES {
+    for (name, client, feature) in SIDES {
         run(cargo()
             .args([
                 "build",
@@ -59,27 +66,26 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
                 "mcpwire-bench",
             ])
             .args(["--no-default-features", "--features", feature]))?;
-        let bin = dir.join(format!("mcpwire-bench-{client}"));
+        let bin = dir.join(format!("mcpwire-bench-{name}"));
         fs::copy(release.join("mcpwire-bench"), &bin)
-            .map_err(|e| format!("cannot copy the {client} binary: {e}"))?;
+            .map_err(|e| format!("cannot copy the {name} binary: {e}"))?;
         bins.push((client, bin));
     }
     build_harness(&[])?;
     let server = release.join("mcpwire-bench-server");
     let started = Instant::now();
-    let mut cells: Vec<(String, String, [Vec<Value>; 2])> = Vec::new();
+    let mut cells: Vec<(String, String, [Vec<Value>; 3])> = Vec::new();
     for transport in what.transports {
         for workload in what.workloads.iter().filter(|w| *w != "w5") {
-            let mut runs: [Vec<Value>; 2] = Default::default();
+            let mut runs: [Vec<Value>; 3] = Default::default();
             for round in 0..what.rounds {
-                for (side, (client, bin)) in bins.iter().enumerate() {
-                    let mut cmd = harness(bin, client, transport, workload);
+                for (side, (name, bin)) in bins.iter().enumerate() {
+                    let mut cmd = harness(bin, SIDES[side].1, transport, workload);
                     cmd.arg("--server").arg(&server);
                     if what.quick {
                         cmd.arg("--quick");
                     }
-                    let label =
-                        format!("round {} {transport} {workload} {client} alone", round + 1);
+                    let label = format!("round {} {transport} {workload} {name} alone", round + 1);
                     if let Some(v) = measured(&mut cmd, &label, started) {
                         runs[side].push(v);
                     }
@@ -97,8 +103,11 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
              Produced by `cargo xtask bench --solo{}` ({} round(s), the two alternating; \
              medians shown). The same workloads and server as the table above, but each \
              client runs from a build of `mcpwire-bench` that links it alone (its \
-             `mcpwire-client` or `rmcp-client` feature): the peak RSS of an application \
-             that talks MCP through one client, with no code of the other resident.\n\n\
+             `mcpwire-client` or `rmcp-tls` feature): the peak RSS of an application \
+             that talks MCP through one client, with no code of the other resident. \
+             mcpwire is built with its `stdio` and `http` features; rmcp with TLS (as the \
+             table above has it), and again without (`rmcp-client`: reqwest with no TLS, \
+             the least an rmcp binary links, though it cannot reach an `https` server).\n\n\
              {machine}\n\n{table}{END}\n",
             if what.quick { " --quick" } else { "" },
             what.rounds,
@@ -110,10 +119,11 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
     Ok(())
 }
 
-fn table(cells: &[(String, String, [Vec<Value>; 2])]) -> String {
+fn table(cells: &[(String, String, [Vec<Value>; 3])]) -> String {
     let mut t = String::from(
-        "| transport | workload | metric | mcpwire alone | rmcp alone | mcpwire / rmcp |\n\
-         |---|---|---|---:|---:|---:|\n",
+        "| transport | workload | metric | mcpwire alone | rmcp alone | rmcp alone, no TLS \
+         | mcpwire / rmcp | mcpwire / rmcp no TLS |\n\
+         |---|---|---|---:|---:|---:|---:|---:|\n",
     );
     for (transport, workload, runs) in cells {
         // Peak RSS first: what this table is for.
@@ -121,13 +131,15 @@ fn table(cells: &[(String, String, [Vec<Value>; 2])]) -> String {
         shown.sort_by_key(|(key, ..)| *key != "peak_rss_kib");
         for (key, label, scale, _) in shown {
             let m = |side: usize| median(Some(&runs[side]), key).map(|x| x * scale);
-            let (a, b) = (m(0), m(1));
+            let (a, b, c) = (m(0), m(1), m(2));
             let _ = writeln!(
                 t,
-                "| {transport} | {workload} | {label} | {} | {} | {} |",
+                "| {transport} | {workload} | {label} | {} | {} | {} | {} | {} |",
                 fmt(a),
                 fmt(b),
-                ratio(a, b)
+                fmt(c),
+                ratio(a, b),
+                ratio(a, c)
             );
         }
     }
@@ -152,6 +164,7 @@ mod tests {
             [
                 runs([2048.0, 1024.0, 4096.0], 10.0),
                 runs([1024.0, 512.0, 9999.0], 5.0),
+                runs([512.0, 4096.0, 256.0], 20.0),
             ],
         )];
         let t = table(&cells);
@@ -160,10 +173,10 @@ mod tests {
         // Medians: 2 MiB against 1 MiB.
         assert_eq!(
             rows[0],
-            "| http | w3 | peak RSS (MiB) | 2.00 | 1.00 | 2.00x |"
+            "| http | w3 | peak RSS (MiB) | 2.00 | 1.00 | 0.50 | 2.00x | 4.00x |"
         );
         assert!(
-            rows[1].starts_with("| http | w3 | calls/s | 10.0 | 5.00 | 2.00x"),
+            rows[1].starts_with("| http | w3 | calls/s | 10.0 | 5.00 | 20.0 | 2.00x | 0.50x"),
             "{t}"
         );
     }

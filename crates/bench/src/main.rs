@@ -45,7 +45,7 @@
 )]
 
 mod measure;
-#[cfg(feature = "mcpwire-client")]
+#[cfg(feature = "mcpwire-extras")]
 mod otel_on;
 mod raw_wire;
 mod server;
@@ -57,7 +57,7 @@ mod density;
 mod raw_http;
 mod raw_stdio;
 mod raw_tokio;
-#[cfg(feature = "mcpwire-client")]
+#[cfg(feature = "mcpwire-extras")]
 mod via_manager;
 #[cfg(feature = "mcpwire-client")]
 mod via_mcpwire;
@@ -71,7 +71,7 @@ use std::process::ExitCode;
 use density::Shape;
 use raw_tokio::RawTokio;
 use server::HttpServer;
-#[cfg(feature = "mcpwire-client")]
+#[cfg(feature = "mcpwire-extras")]
 use via_manager::ViaManager;
 #[cfg(feature = "mcpwire-client")]
 use via_mcpwire::Mcpwire;
@@ -310,7 +310,7 @@ fn run(args: &Args) -> Result<Samples, String> {
         .enable_all()
         .build()
         .map_err(|e| e.to_string())?;
-    #[cfg(feature = "mcpwire-client")]
+    #[cfg(feature = "mcpwire-extras")]
     if args.workload == Workload::Fleet {
         if args.transport != "stdio" || !args.client.starts_with("mcpwire") {
             return Err("W5 runs mcpwire and mcpwire-manager over stdio only".into());
@@ -329,11 +329,11 @@ fn run(args: &Args) -> Result<Samples, String> {
         t => Some(HttpServer::start(&args.server, t == "http-sse")?),
     };
     // Before any client connects: it takes its instruments then.
-    #[cfg(feature = "mcpwire-client")]
+    #[cfg(feature = "mcpwire-extras")]
     let observing = (args.client == "mcpwire-otel").then(otel_on::install);
     let result = runtime.block_on(async {
         match (args.client.as_str(), &http) {
-            #[cfg(feature = "mcpwire-client")]
+            #[cfg(feature = "mcpwire-extras")]
             ("mcpwire-otel", None) => {
                 let server = args.server.as_path();
                 bench(args, || {
@@ -341,7 +341,7 @@ fn run(args: &Args) -> Result<Samples, String> {
                 })
                 .await
             }
-            #[cfg(feature = "mcpwire-client")]
+            #[cfg(feature = "mcpwire-extras")]
             ("mcpwire-otel", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
                 bench(args, || {
@@ -361,12 +361,12 @@ fn run(args: &Args) -> Result<Samples, String> {
                 let arguments = mcpwire_arguments(&args.client);
                 bench(args, || Mcpwire::http(&client, http.url(), arguments)).await
             }
-            #[cfg(feature = "mcpwire-client")]
+            #[cfg(feature = "mcpwire-extras")]
             ("mcpwire-manager", None) => {
                 let server = args.server.as_path();
                 bench(args, || ViaManager::stdio(server)).await
             }
-            #[cfg(feature = "mcpwire-client")]
+            #[cfg(feature = "mcpwire-extras")]
             ("mcpwire-manager", Some(http)) => {
                 let client = via_mcpwire::http_client()?;
                 bench(args, || ViaManager::http(&client, http.url())).await
@@ -391,7 +391,7 @@ fn run(args: &Args) -> Result<Samples, String> {
         }
     });
     drop(http);
-    #[cfg(feature = "mcpwire-client")]
+    #[cfg(feature = "mcpwire-extras")]
     if let Some(providers) = observing {
         providers.shutdown();
     }

@@ -27,6 +27,7 @@ impl Rmcp {
 
     /// Opens a Streamable HTTP session on `url` with rmcp's default client.
     pub(crate) async fn http(url: &str) -> Result<Self, String> {
+        with_tls();
         let transport = StreamableHttpClientTransport::from_uri(url.to_owned());
         let service = ().serve(transport).await.map_err(|e| e.to_string())?;
         Ok(Rmcp(Arc::new(service)))
@@ -45,7 +46,16 @@ impl Rmcp {
 /// One HTTP client for every rmcp session of a run (what rmcp's
 /// `from_uri` makes for each session otherwise).
 pub(crate) fn http_client() -> reqwest::Client {
+    with_tls();
     reqwest::Client::new()
+}
+
+/// Makes ring the process's TLS crypto provider (once), as an rmcp user
+/// of its `reqwest-tls-no-provider` feature does before the first client.
+fn with_tls() {
+    // Already installed by an earlier call: nothing to do.
+    #[cfg(feature = "rmcp-tls")]
+    let _ = rustls::crypto::ring::default_provider().install_default();
 }
 
 impl Caller for Rmcp {
