@@ -23,9 +23,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::cmd::target_dir;
 use crate::report::{
-    build_harness, fmt, harness, machine, measured, median, metrics, ratio, run_one, target_dir,
-    write_between,
+    build_harness, fmt, harness, machine, measured, median, metrics, ratio, run_one, write_between,
 };
 
 /// `mcpwire` calls as the README shows (`call_tool(name, &json!(..))`);

@@ -20,10 +20,9 @@ use std::time::Instant;
 
 use serde_json::Value;
 
-use crate::cmd::{cargo, run};
+use crate::cmd::{cargo, run, target_dir};
 use crate::report::{
-    build_harness, fmt, harness, machine, measured, median, metrics, ratio, target_dir,
-    write_between,
+    build_harness, fmt, harness, machine, measured, median, metrics, ratio, write_between,
 };
 
 const BEGIN: &str = "<!-- bench-solo:begin (written by `cargo xtask bench --solo`) -->";

@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{cargo, display, run};
+use crate::cmd::{build_programs, display, run};
 
 /// The suites: a name for the table, and the npm package version.
 const SUITES: &[(&str, &str)] = &[
@@ -65,8 +65,7 @@ pub(crate) fn conformance(root: &Path, args: &[String]) -> Result<(), String> {
 
     let cache = root.join("target").join("conformance");
     let node = install(&cache)?;
-    run(cargo().args(["build", "--quiet", "-p", CLIENT_PACKAGE]))?;
-    let client = root.join("target").join("debug").join(CLIENT_PACKAGE);
+    let client = build_programs(root)?.join(CLIENT_PACKAGE);
     let expected =
         expected_failures(&root.join("xtask").join("conformance-expected-failures.txt"))?;
 

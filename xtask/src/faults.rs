@@ -13,8 +13,7 @@
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use crate::cmd::{cargo, run};
-use crate::report::target_dir;
+use crate::cmd::{build_programs, run};
 
 /// Builds and runs the fault suite.
 pub(crate) fn faults(root: &Path, args: &[String]) -> Result<(), String> {
@@ -35,12 +34,5 @@ pub(crate) fn soak(root: &Path, args: &[String]) -> Result<(), String> {
 
 /// Builds the suite and the bench server; returns their directory.
 fn build(root: &Path) -> Result<PathBuf, String> {
-    run(cargo().args([
-        "build",
-        "-p",
-        "mcpwire-faults",
-        "-p",
-        "mcpwire-bench-server",
-    ]))?;
-    Ok(target_dir(root).join("debug"))
+    build_programs(root)
 }

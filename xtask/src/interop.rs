@@ -40,13 +40,12 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use crate::cmd::{cargo, run};
+use crate::cmd::build_programs;
 use crate::servers;
 use cases::{Case, Transport, path_str};
 use process::{Group, last_line, start_http};
 
 const CLIENT_PACKAGE: &str = "mcpwire-conformance";
-const CLI_PACKAGE: &str = "mcpwire-cli";
 const RMCP_PACKAGE: &str = "mcpwire-interop-rmcp-server";
 /// What `docs/interop.md` says above the tables this run writes.
 const DOC_HEAD: &str = include_str!("interop/doc.md");
@@ -86,17 +85,7 @@ pub(crate) fn interop(root: &Path, args: &[String]) -> Result<(), String> {
         Some(dir) => PathBuf::from(dir),
         None => servers::install(root)?,
     };
-    run(cargo().args([
-        "build",
-        "--quiet",
-        "-p",
-        CLIENT_PACKAGE,
-        "-p",
-        CLI_PACKAGE,
-        "-p",
-        RMCP_PACKAGE,
-    ]))?;
-    let bin = root.join("target").join("debug");
+    let bin = build_programs(root)?;
     let client = bin.join(CLIENT_PACKAGE);
     let mcpwire = bin.join("mcpwire");
     let work = root.join("target").join("interop");

@@ -9,8 +9,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use crate::api::CRATES;
-use crate::cmd::{cargo, run};
-use crate::report::target_dir;
+use crate::cmd::{cargo, run, target_dir};
 
 /// The largest file an archive may hold.
 const MAX_FILE: u64 = 200 * 1024;

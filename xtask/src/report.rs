@@ -4,7 +4,7 @@
 
 use std::fmt::Write as _;
 use std::fs;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
@@ -122,10 +122,6 @@ pub(crate) fn machine(root: &Path) -> String {
         capture("git", &["rev-parse", "--short", "HEAD"]),
         capture("uname", &["-sr"]),
     )
-}
-
-pub(crate) fn target_dir(root: &Path) -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)
 }
 
 fn brief(v: &Value) -> String {
