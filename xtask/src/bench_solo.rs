@@ -99,7 +99,7 @@ pub(crate) fn solo(root: &Path, what: &Solo<'_>) -> Result<(), String> {
     if what.write {
         let section = format!(
             "{BEGIN}\n## One client per binary\n\n\
-             Produced by `cargo xtask bench --solo{}` ({} round(s), the two alternating; \
+             Produced by `cargo xtask bench --solo{}` ({} round(s), the binaries alternating; \
              medians shown). The same workloads and server as the table above, but each \
              client runs from a build of `mcpwire-bench` that links it alone (its \
              `mcpwire-client` or `rmcp-tls` feature): the peak RSS of an application \

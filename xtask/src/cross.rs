@@ -3,28 +3,25 @@
 //!
 //! Debian's `rustc-web` (bookworm-security) builds the standard library for
 //! the target from `rust-web-src` (`cargo -Zbuild-std`; `RUSTC_BOOTSTRAP=1`
-//! lets the stable compiler do it). Then:
+//! lets the stable compiler do it). Every build runs the workspace's crates
+//! through Debian's `clippy-driver` with `-D warnings`, as `cargo clippy`
+//! does (`rust-web-clippy` is the clippy of the same compiler, so it reads
+//! the standard library `-Zbuild-std` builds). Then:
 //!
-//! 1. `x86_64-pc-windows-gnu`: every crate of the workspace with every
-//!    feature and every target (tests included) through clippy with
-//!    `-D warnings`, but the two Unix tools (`mcpwire-faults`, `xtask`).
-//!    Debian's `rust-web-clippy` is the clippy of the same compiler, so it
-//!    can read the standard library that `-Zbuild-std` builds.
-//! 2. `aarch64-apple-darwin`: the same. There is no macOS SDK here, so
-//!    ring's C is compiled freestanding with a stand-in
-//!    `TargetConditionals.h`; nothing is linked, nothing is run.
-//! 3. Windows tests, linked with MinGW and run under Wine 8: codec,
-//!    transport-core, transport-stdio (against the demo server built for
-//!    Windows, behind a `.cmd` wrapper), the auth crate's unit tests (the
-//!    token store's access lists), every test of `mcpwire-schema`,
-//!    `mcpwire-client` and `mcpwire-cli` (those that need a Unix-only server or tool are
-//!    ignored on Windows, each saying why), and `mcpwire tools` against the
-//!    demo server.
-//!
-//! Measured on the shared 2-core machine (load from four other builds), one
-//! run: Windows clippy 123 s (partly warm), the Windows tests under Wine
-//! 623 s (the client and command tests already built), the macOS check
-//! 617 s (cold). That is over 20 min, more than the 15 min hoped for.
+//! 1. Windows tests, `x86_64-pc-windows-gnu`, linked with MinGW and run
+//!    under Wine 8: codec, transport-core, transport-stdio (against the
+//!    demo server built for Windows, behind a `.cmd` wrapper), the auth
+//!    crate's unit tests (the token store's access lists), the unit tests
+//!    of `mcpwire-schema` and `mcpwire-client`, every test of `mcpwire-cli`
+//!    (those that need a Unix-only server or tool are ignored on Windows,
+//!    each saying why), and `mcpwire tools` against the demo server. Their
+//!    build is the Windows clippy run too: the crates it compiles, tests
+//!    included, are linted; those it does not (the benchmark harness, the
+//!    conformance client, the Unix tools) are not linted for Windows.
+//! 2. `aarch64-apple-darwin`: every crate with every feature checked, so
+//!    through clippy. There is no macOS SDK here, so ring's C is compiled
+//!    freestanding with a stand-in `TargetConditionals.h`; nothing is
+//!    linked, nothing is run.
 //!
 //! `cargo xtask cross [windows|macos]` runs one platform only. The packages
 //! come from `.ci/run`; without them this says which to install. Builds go
@@ -75,7 +72,7 @@ pub(crate) fn cross(root: &Path, args: &[String]) -> Result<(), String> {
         step("windows: tests under wine", || env.wine_tests())?;
     }
     if macos {
-        step("macos: type-check the workspace", || {
+        step("macos: the workspace through clippy", || {
             run(env.cargo("check", MACOS).args(WORKSPACE))
         })?;
     }
