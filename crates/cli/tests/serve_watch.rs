@@ -85,8 +85,12 @@ fn a_saved_config_file_reloads_the_served_fleet() {
     std::thread::sleep(Duration::from_millis(2000));
 
     // A save that does not parse changes nothing; a good one adds `two`.
+    // The bad one stays for 3 s: the watch (every 500 ms, 300 ms of quiet)
+    // reports a failed load only once it has read the files again as they
+    // were (a file read mid-write is read again, not reported), so at
+    // 1.5 s the good save could land before that second read under load.
     std::fs::write(&config, "{ \"mcpServers\": ").unwrap();
-    std::thread::sleep(Duration::from_millis(1500));
+    std::thread::sleep(Duration::from_millis(3000));
     write_config(&config, &["one", "two"]);
     // The new server joins, then its tools come: a `list_changed` each.
     let mut id = 3;
