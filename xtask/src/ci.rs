@@ -27,6 +27,29 @@ impl Timed {
         result
     }
 
+    /// Runs one of our own commands as a step: `cargo xtask NAME ARGS`.
+    fn xtask(
+        &mut self,
+        name: &'static str,
+        args: &[&str],
+        command: fn(&Path, &[String]) -> Result<(), String>,
+        root: &Path,
+    ) -> Result<(), String> {
+        self.step(name, || {
+            eprintln!(
+                "$ cargo xtask {}",
+                [name]
+                    .iter()
+                    .chain(args)
+                    .copied()
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            );
+            let args: Vec<String> = args.iter().map(|a| (*a).to_owned()).collect();
+            command(root, &args)
+        })
+    }
+
     fn print(&self) {
         let total: u64 = self.steps.iter().map(|(_, s)| s).sum();
         eprintln!("ci: steps (seconds), {total} s in all:");
@@ -46,14 +69,8 @@ pub(crate) fn ci(root: &Path) -> Result<(), String> {
 fn steps(root: &Path, t: &mut Timed) -> Result<(), String> {
     t.step("fmt", || run(cargo().args(["fmt", "--all", "--check"])))?;
     // Cheap, so early: the module rules before anything is compiled.
-    t.step("tidy", || {
-        eprintln!("$ cargo xtask tidy");
-        tidy::tidy(root, &[])
-    })?;
-    t.step("api", || {
-        eprintln!("$ cargo xtask api");
-        api::api(root, &[])
-    })?;
+    t.xtask("tidy", &[], tidy::tidy, root)?;
+    t.xtask("api", &[], api::api, root)?;
     // Every feature: the facade's `http` code and the feature-gated tests
     // and doctests (the README's) are built and checked too.
     t.step("clippy", || {
@@ -101,43 +118,26 @@ fn steps(root: &Path, t: &mut Timed) -> Result<(), String> {
     t.step("deny", || {
         run(cargo().args(["deny", "check", "licenses", "bans", "sources"]))
     })?;
-    t.step("package", || {
-        eprintln!("$ cargo xtask package");
-        package::package(root, &[])
-    })?;
+    t.xtask("package", &[], package::package, root)?;
     // Misbehaving peers, then a short soak (the long one is run by hand:
     // `cargo xtask soak --minutes N`).
-    t.step("faults", || {
-        eprintln!("$ cargo xtask faults");
-        faults::faults(root, &[])
-    })?;
-    t.step("soak", || {
-        eprintln!("$ cargo xtask soak --cycles 200");
-        faults::soak(root, &["--cycles".into(), "200".into()])
-    })?;
+    t.xtask("faults", &[], faults::faults, root)?;
+    t.xtask("soak", &["--cycles", "200"], faults::soak, root)?;
     // Every fuzz target for a few seconds, from a dev build without a
     // sanitizer (`--smoke`: the optimised sanitizer build of every
     // dependency costs three times the CPU). The five-minute runs are made
     // by hand and reported in docs/reliability.md.
-    t.step("fuzz", || {
-        eprintln!("$ cargo xtask fuzz --all --seconds 10 --smoke");
-        let args = ["--all", "--seconds", "10", "--smoke"].map(String::from);
-        fuzz::fuzz(root, &args)
-    })?;
+    t.xtask(
+        "fuzz",
+        &["--all", "--seconds", "10", "--smoke"],
+        fuzz::fuzz,
+        root,
+    )?;
     // After the tests: the official conformance suite and real servers.
-    t.step("conformance", || {
-        eprintln!("$ cargo xtask conformance");
-        conformance::conformance(root, &[])
-    })?;
-    t.step("interop", || {
-        eprintln!("$ cargo xtask interop");
-        interop::interop(root, &[])
-    })?;
+    t.xtask("conformance", &[], conformance::conformance, root)?;
+    t.xtask("interop", &[], interop::interop, root)?;
     // Windows and macOS: type-checks, then the Windows tests under Wine.
-    t.step("cross", || {
-        eprintln!("$ cargo xtask cross");
-        cross::cross(root, &[])
-    })?;
+    t.xtask("cross", &[], cross::cross, root)?;
     // Last, because it edits sources in place (restoring each): the
     // mutants of the library lines changed since the commit in
     // `xtask/mutants-base`, a sample that fits about 8 minutes; a missed
