@@ -83,6 +83,26 @@ pub(crate) fn cross(root: &Path, args: &[String]) -> Result<(), String> {
 /// What is type-checked on each platform: every crate, every feature.
 const WORKSPACE: &[&str] = &["--workspace", "--all-features"];
 
+/// The libraries whose tests run under Wine, and which of their
+/// integration tests (see [`Env::wine_tests`]).
+const LIBRARY_PACKAGES: &[&str] = &[
+    "mcpwire-codec",
+    "mcpwire-transport",
+    "mcpwire-stdio",
+    "mcpwire-auth",
+    "mcpwire-schema",
+    "mcpwire-client",
+];
+const LIBRARY_TESTS: &[&str] = &[
+    "properties",
+    "io",
+    "io_chunking",
+    "lazy_writer",
+    "batching",
+    "portable",
+    "store",
+];
+
 fn step(name: &str, f: impl FnOnce() -> Result<(), String>) -> Result<(), String> {
     eprintln!("== {name}");
     let started = Instant::now();
@@ -166,6 +186,12 @@ impl Env {
         let mut cmd = Command::new("nice");
         cmd.args(["-n", "10", CARGO, subcommand])
             .args(["-Zbuild-std=std,panic_abort", "--target", target])
+            // Every build here resolves features as for the whole
+            // workspace, so the three Windows builds compile each
+            // dependency once (per-build resolution compiled 58 of them
+            // twice or more).
+            .args(["-Zfeature-unification", "--config"])
+            .arg("resolver.feature-unification=\"workspace\"")
             .env("RUSTC", RUSTC)
             .env("RUSTDOC", "/usr/bin/rustdoc")
             .env("RUSTC_BOOTSTRAP", "1")
@@ -231,22 +257,20 @@ impl Env {
             .args(["-p", "mcpwire-demo-server", "-p", "mcpwire-cli"]))?;
         let bin = self.target_dir.join(WINDOWS).join("debug");
         let demo = bin.join("mcpwire-demo-server.exe");
-        run(self.cargo("test", WINDOWS).args(["-p", "mcpwire-codec"]))?;
-        // tests/wakeups.rs is Unix-only (pipes, F_SETPIPE_SZ).
-        run(self.cargo("test", WINDOWS).args([
-            "-p",
-            "mcpwire-transport",
-            "--lib",
-            "--test",
-            "io",
-            "--test",
-            "io_chunking",
-            "--test",
-            "lazy_writer",
-            "--test",
-            "batching",
-        ]))?;
-        // The other stdio tests are `sh`, `cat` and `python3` scripts.
+        // The libraries' tests in one build: one feature resolution, and
+        // both cores busy to the end (one build per package took 390 s,
+        // each ending in one link at a time). What is left out, and why:
+        // - the transport's tests/wakeups.rs is Unix-only (pipes,
+        //   F_SETPIPE_SZ);
+        // - the other stdio tests are `sh`, `cat` and `python3` scripts;
+        // - of the auth crate's integration tests, only the token store's:
+        //   the store (its access lists) is its one platform-specific part;
+        // - the client's integration tests (28 programs) drive the client
+        //   through an in-memory transport, with no code that differs by
+        //   platform (neither they nor the client's sources hold a `cfg`
+        //   on the OS); linking them for Windows took most of this step.
+        //   The command's tests, below, cover the client against a real
+        //   server on Windows.
         // The `.cmd` test's stall under Wine (1 run in 3 in a loop) was at
         // its process lister, the one unbounded call, which read a pipe;
         // the lister now writes to a file and is bounded (40 runs in a row
@@ -254,31 +278,13 @@ impl Env {
         // 120 s rather than stalling CI.
         run(self
             .cargo("test", WINDOWS)
-            .args(["-p", "mcpwire-stdio", "--lib", "--test", "portable"])
+            .args(LIBRARY_PACKAGES.iter().flat_map(|p| ["-p", p]))
+            .args(["--all-features", "--lib"])
+            .args(LIBRARY_TESTS.iter().flat_map(|t| ["--test", t]))
             .env("MCPWIRE_DEMO_SERVER", &demo))?;
-        // The token store's access lists are checked by the auth crate's
-        // unit tests.
-        run(self
-            .cargo("test", WINDOWS)
-            .args(["-p", "mcpwire-auth", "--lib"]))?;
-        // The client's and its output validation's unit tests. Their
-        // integration tests (28 programs) are left out: they drive the
-        // client through an in-memory transport, with no code that differs
-        // by platform (neither they nor the client's sources hold a
-        // `cfg` on the OS), and they run on Linux; linking them for Windows
-        // took most of this step. The command's tests, below, cover the
-        // client against a real server on Windows; those that need a
-        // Unix-only server or tool say so in their `ignore` reason, and
-        // they find the demo server beside `mcpwire.exe`.
-        run(self.cargo("test", WINDOWS).args([
-            "-p",
-            "mcpwire-schema",
-            "-p",
-            "mcpwire-client",
-            "--all-features",
-            "--lib",
-        ]))?;
-        // insta finds the snapshots through `cargo metadata` unless told
+        // The command's tests (those that need a Unix-only server or tool
+        // say so in their `ignore` reason); they find the demo server
+        // beside `mcpwire.exe`. insta finds the snapshots through `cargo metadata` unless told
         // where the workspace is, and Wine cannot run Linux's cargo; a
         // snapshot that differs fails rather than being written.
         let cli_tests = || {
