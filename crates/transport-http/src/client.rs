@@ -9,7 +9,6 @@ use bytes::Bytes;
 use http::header::USER_AGENT;
 use http::{HeaderName, HeaderValue, Method, Request, Response, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use hyper_util::client::legacy::Client;
 use hyper_util::client::proxy::matcher::Matcher;
 use hyper_util::rt::{TokioExecutor, TokioTimer};
@@ -18,6 +17,7 @@ use mcpwire_transport::ConnectError;
 
 use crate::config::{Http2, HttpConfig, ProxyConfig};
 use crate::connector::Connector;
+use crate::demand::{self, Demand, Open, ResponseBody};
 use crate::error::Error;
 use crate::mode::HttpMode;
 use crate::proxy::ProxyRules;
@@ -43,16 +43,23 @@ pub struct HttpClient {
 }
 
 struct Inner {
-    hyper: Client<Connector, Full<Bytes>>,
+    hyper: Pool,
     /// The client of an authorizer's requests to URLs learned from a
     /// server: its own pool, whose connections go to public addresses only.
-    guarded: Client<Connector, Full<Bytes>>,
+    guarded: Pool,
     proxy: Option<Arc<ProxyRules>>,
     config: HttpConfig,
     fallback: Mutex<HashMap<String, HttpMode>>,
     /// URLs whose `GET` was answered 405, and when.
     no_stream: Mutex<HashMap<String, Instant>>,
     authorizers: Mutex<HashMap<String, Option<Arc<dyn Authorizer>>>>,
+}
+
+/// hyper's pooled client, and its open requests and live connections.
+#[derive(Clone)]
+struct Pool {
+    client: Client<Connector, Full<Bytes>>,
+    demand: Arc<Demand>,
 }
 
 /// How long a 405 to `GET` is remembered for a URL. A server's endpoint
@@ -101,13 +108,17 @@ impl HttpClient {
         let build = |resolver| {
             let connector =
                 Connector::new(tls.clone(), config.connect_timeout, proxy.clone(), resolver);
-            Client::builder(TokioExecutor::new())
+            let client = Client::builder(TokioExecutor::new())
                 .timer(TokioTimer::new())
                 .pool_timer(TokioTimer::new())
                 .pool_idle_timeout(config.pool_idle_timeout)
                 .http2_only(config.http2 == Http2::PriorKnowledge)
                 .http2_adaptive_window(true)
-                .build(connector)
+                .build(connector);
+            Pool {
+                client,
+                demand: Arc::default(),
+            }
         };
         let hyper = build(Resolver::any());
         let guarded = build(Resolver::public_only());
@@ -273,7 +284,7 @@ impl HttpClient {
     pub(crate) async fn send(
         &self,
         req: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, Error> {
+    ) -> Result<Response<ResponseBody>, Error> {
         self.send_on(&self.inner.hyper, req).await
     }
 
@@ -282,18 +293,22 @@ impl HttpClient {
     pub(crate) async fn send_public_only(
         &self,
         req: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, Error> {
+    ) -> Result<Response<ResponseBody>, Error> {
         self.send_on(&self.inner.guarded, req).await
     }
 
     async fn send_on(
         &self,
-        hyper: &Client<Connector, Full<Bytes>>,
+        pool: &Pool,
         req: Request<Full<Bytes>>,
-    ) -> Result<Response<Incoming>, Error> {
-        let fut = hyper.request(req);
+    ) -> Result<Response<ResponseBody>, Error> {
+        // Open until the answer's body ends; a connect the pool starts for
+        // it meanwhile may wait for a connection to come back (see
+        // `crate::demand`).
+        let open = pool.demand.open(req.uri());
+        let fut = demand::SENDING.scope(open.as_ref().map(Open::waiting), pool.client.request(req));
         match tokio::time::timeout(self.inner.config.request_timeout, fut).await {
-            Ok(Ok(resp)) => Ok(resp),
+            Ok(Ok(resp)) => Ok(resp.map(|body| ResponseBody::new(body, open.map(Open::answered)))),
             Ok(Err(e)) => Err(classify_client_error(e)),
             Err(_) => Err(Error::Timeout),
         }
@@ -316,4 +331,63 @@ fn classify_client_error(e: hyper_util::client::legacy::Error) -> Error {
         source = s.source();
     }
     Error::Request(Box::new(e))
+}
+
+#[cfg(test)]
+mod tests {
+    use http_body_util::BodyExt;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    use tokio::net::TcpListener;
+
+    use super::*;
+
+    /// A keep-alive HTTP/1.1 server that answers every request `ok`.
+    async fn ok_server() -> Uri {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let uri = format!("http://{}/mcp", listener.local_addr().unwrap());
+        tokio::spawn(async move {
+            while let Ok((mut tcp, _)) = listener.accept().await {
+                tokio::spawn(async move {
+                    let mut seen = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while let Ok(n @ 1..) = tcp.read(&mut buf).await {
+                        seen.extend_from_slice(&buf[..n]);
+                        while let Some(end) = seen.windows(4).position(|w| w == b"\r\n\r\n") {
+                            seen.drain(..end + 4);
+                            let answer = b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok";
+                            if tcp.write_all(answer).await.is_err() {
+                                return;
+                            }
+                        }
+                    }
+                });
+            }
+        });
+        uri.parse().unwrap()
+    }
+
+    #[tokio::test]
+    async fn a_request_stays_open_until_its_answers_body_is_read() {
+        let uri = ok_server().await;
+        let client = HttpClient::new(HttpConfig::new()).unwrap();
+        let demand = &client.inner.hyper.demand;
+        let resp = client
+            .send(client.request(Method::GET, &uri, Bytes::new()))
+            .await
+            .unwrap();
+        assert_eq!(demand.counts(&uri), (1, 1));
+        let body = resp.into_body().collect().await.unwrap().to_bytes();
+        assert_eq!(&body[..], b"ok");
+        assert_eq!(demand.counts(&uri), (0, 1));
+        // An answer dropped unread closes its request too.
+        let resp = client
+            .send(client.request(Method::GET, &uri, Bytes::new()))
+            .await
+            .unwrap();
+        assert_eq!(demand.counts(&uri).0, 1);
+        drop(resp);
+        assert_eq!(demand.counts(&uri).0, 0);
+        // The guarded pool counts its own.
+        assert_eq!(client.inner.guarded.demand.counts(&uri), (0, 0));
+    }
 }

@@ -14,6 +14,7 @@ use rustls::pki_types::ServerName;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 
+use crate::demand::{self, Live};
 use crate::error::BoxError;
 use crate::proxy::ProxyRules;
 use crate::resolve::Resolver;
@@ -79,7 +80,12 @@ impl tower_service::Service<Uri> for Connector {
         let tls = self.tls.clone();
         let timeout = self.timeout;
         let intercept = self.proxy.as_ref().and_then(|m| m.intercept(&uri));
+        // The request the pool connects for, when one of ours is sending.
+        let waiting = demand::sending();
         Box::pin(async move {
+            if let Some(waiting) = &waiting {
+                waiting.needed().await?;
+            }
             let https = uri.scheme() == Some(&http::uri::Scheme::HTTPS);
             let host = uri
                 .host()
@@ -118,7 +124,11 @@ impl tower_service::Service<Uri> for Connector {
                 ))
             };
             match tokio::time::timeout(timeout, connect).await {
-                Ok(stream) => Ok(TokioIo::new(stream?)),
+                Ok(stream) => {
+                    let mut stream = stream?;
+                    stream.live = waiting.as_deref().map(demand::Waiting::live);
+                    Ok(TokioIo::new(stream))
+                }
                 Err(_) => Err(io::Error::new(io::ErrorKind::TimedOut, "connect timed out").into()),
             }
         })
@@ -156,6 +166,8 @@ const TCP_KEEPALIVE: Duration = Duration::from_secs(60);
 pub(crate) struct PooledConn {
     stream: TcpOrTls,
     via: Route,
+    /// Counted as live in its pool's demand while hyper holds it.
+    live: Option<Live>,
 }
 
 /// Where a plain connection leads.
@@ -169,7 +181,11 @@ enum Route {
 
 impl PooledConn {
     fn new(stream: TcpOrTls, via: Route) -> Self {
-        Self { stream, via }
+        Self {
+            stream,
+            via,
+            live: None,
+        }
     }
 }
 
@@ -486,5 +502,71 @@ mod tests {
             !conn.stream.tcp().quickack().unwrap(),
             "TCP_QUICKACK set after the end of the stream"
         );
+    }
+
+    /// A listener that counts the connections it accepts and holds them.
+    async fn counting_listener() -> (String, Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let url = format!("http://{}/mcp", listener.local_addr().unwrap());
+        let accepted = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let count = accepted.clone();
+        tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((tcp, _)) = listener.accept().await {
+                count.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                held.push(tcp);
+            }
+        });
+        (url, accepted)
+    }
+
+    #[tokio::test]
+    async fn a_connect_for_a_sending_request_is_counted_live_until_dropped() {
+        let (url, _) = counting_listener().await;
+        let demand = crate::demand::Demand::default();
+        let uri: Uri = url.parse().unwrap();
+        let open = demand.open(&uri).unwrap();
+        let mut connector = connector(&HttpConfig::new(), None);
+        let conn = crate::demand::SENDING
+            .scope(Some(open.waiting()), connect(&mut connector, &url))
+            .await
+            .unwrap();
+        assert_eq!(demand.counts(&uri), (1, 1));
+        drop(conn);
+        assert_eq!(demand.counts(&uri), (1, 0));
+        drop(open);
+        // Outside a send, nothing is counted.
+        let conn = connect(&mut connector, &url).await.unwrap();
+        assert_eq!(demand.counts(&uri), (0, 0));
+        drop(conn);
+    }
+
+    #[tokio::test]
+    async fn a_connect_whose_request_got_a_pooled_connection_is_not_made() {
+        let (url, accepted) = counting_listener().await;
+        let demand = crate::demand::Demand::default();
+        let uri: Uri = url.parse().unwrap();
+        // One live connection, busy with this request's predecessor's
+        // return: as many live as open.
+        let open = demand.open(&uri).unwrap();
+        let live = open.waiting().live();
+        let mut connector = connector(&HttpConfig::new(), None);
+        std::future::poll_fn(|cx| connector.poll_ready(cx))
+            .await
+            .unwrap();
+        let connecting =
+            crate::demand::SENDING.sync_scope(Some(open.waiting()), || connector.call(uri.clone()));
+        let connecting = tokio::spawn(connecting);
+        tokio::task::yield_now().await;
+        // The pooled connection came back and the request went out on it.
+        let body = open.answered();
+        let err = connecting
+            .await
+            .unwrap()
+            .err()
+            .expect("no connection is made");
+        assert!(err.is::<crate::demand::NotNeeded>(), "{err}");
+        assert_eq!(accepted.load(std::sync::atomic::Ordering::SeqCst), 0);
+        drop((body, live));
     }
 }

@@ -49,7 +49,7 @@ enum Probe {
     /// The server speaks Streamable HTTP (or failed in a way that says
     /// nothing about legacy support): stay, and handle this answer, if the
     /// POST got one.
-    Streamable(Option<(http::Response<hyper::body::Incoming>, Bytes, Outbound)>),
+    Streamable(Option<(http::Response<crate::demand::ResponseBody>, Bytes, Outbound)>),
     /// The server speaks HTTP+SSE: its stream is open and `frame` still has
     /// to be sent.
     Legacy(Bytes, Box<LegacyStream>),

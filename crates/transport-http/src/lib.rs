@@ -51,6 +51,7 @@ mod mode;
 mod outbound;
 mod proxy;
 mod resolve;
+mod demand;
 mod response;
 mod retry;
 mod config;

@@ -12,13 +12,13 @@ use bytes::Bytes;
 use http::header::{ACCEPT, CONTENT_TYPE};
 use http::{HeaderMap, HeaderName, HeaderValue, Method, Request, Response, StatusCode, Uri};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use mcpwire_auth::{AuthRound, Challenged};
 use mcpwire_transport::{
     ConnectError, Direction, FrameMeta, REDACTED, Tapped, is_credential_header,
 };
 
 use crate::context::Link;
+use crate::demand::ResponseBody;
 use crate::error::Error;
 use crate::outbound::Outbound;
 use crate::response::{authorization_error, authorization_required, retry_after, status_error};
@@ -142,7 +142,7 @@ pub(crate) async fn send(
     link: &Link,
     build: Build<'_>,
     req: Request<Full<Bytes>>,
-) -> Result<Response<Incoming>, Error> {
+) -> Result<Response<ResponseBody>, Error> {
     let Some(auth) = link.auth.as_deref() else {
         tap_sent(link, build, &req);
         let resp = link.client.send(req).await?;
@@ -240,7 +240,7 @@ pub(crate) async fn send_with_retry(
     link: &Link,
     build: Build<'_>,
     first: Request<Full<Bytes>>,
-) -> Result<Response<Incoming>, Error> {
+) -> Result<Response<ResponseBody>, Error> {
     let mut backoff = link.client.config().retry.backoff();
     let mut req = first;
     let mut retried = false;

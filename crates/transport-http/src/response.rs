@@ -8,12 +8,13 @@ use bytes::{Bytes, BytesMut};
 use http::header::{CONTENT_TYPE, RETRY_AFTER, WWW_AUTHENTICATE};
 use http::{HeaderMap, Response};
 use http_body_util::BodyExt;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
 use mcpwire_codec::grow_frame_buffer;
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::HttpStatus;
 
 use crate::Error;
+use crate::demand::ResponseBody;
 use crate::error::AuthorizationRequired;
 use mcpwire_auth::Challenge;
 
@@ -28,7 +29,7 @@ const ERROR_BODY_WAIT: Duration = Duration::from_secs(2);
 /// Turns an error answer into [`Error::Status`]: status first, then the
 /// headers a caller acts on, then the start of the body for diagnostics. The
 /// body is never parsed, so a non-JSON answer cannot turn into a parse error.
-pub(crate) async fn status_error(resp: Response<Incoming>) -> Error {
+pub(crate) async fn status_error(resp: Response<ResponseBody>) -> Error {
     let mut out = HttpStatus::new(resp.status().as_u16());
     out.www_authenticate = resp
         .headers()
@@ -42,7 +43,7 @@ pub(crate) async fn status_error(resp: Response<Incoming>) -> Error {
 
 /// Turns a 401 or 403 answer into [`Error::Authorization`], with every
 /// challenge of every `WWW-Authenticate` header.
-pub(crate) async fn authorization_error(resp: Response<Incoming>) -> Error {
+pub(crate) async fn authorization_error(resp: Response<ResponseBody>) -> Error {
     let (required, _) = authorization_required(resp).await;
     Error::Authorization(Box::new(required))
 }
@@ -51,7 +52,7 @@ pub(crate) async fn authorization_error(resp: Response<Incoming>) -> Error {
 /// `WWW-Authenticate` header, the start of the body), and its `DPoP-Nonce`.
 /// The body is read (bounded), so the connection is free again.
 pub(crate) async fn authorization_required(
-    resp: Response<Incoming>,
+    resp: Response<ResponseBody>,
 ) -> (AuthorizationRequired, Option<String>) {
     let status = resp.status().as_u16();
     let challenges = Challenge::parse_all(
@@ -77,7 +78,7 @@ pub(crate) async fn authorization_required(
 /// The start of an error answer's body, lossily decoded. The read is bounded
 /// in size and in time: a server that sends an endless error page must not
 /// hold the caller.
-async fn error_body(mut body: Incoming) -> String {
+async fn error_body(mut body: ResponseBody) -> String {
     let mut kept = BytesMut::new();
     let read = async {
         while kept.len() < ERROR_BODY_LIMIT {
@@ -173,7 +174,7 @@ pub(crate) fn media_type(headers: &HeaderMap) -> String {
 /// arrives as one data frame (most answers) is returned as that frame, with
 /// no copy; trailers are ignored.
 pub(crate) async fn read_body(
-    mut body: Incoming,
+    mut body: ResponseBody,
     max: usize,
     timeout: Duration,
 ) -> Result<Bytes, Error> {

@@ -5,10 +5,11 @@
 
 use bytes::BytesMut;
 use http_body_util::BodyExt;
-use hyper::body::{Body as _, Incoming};
+use hyper::body::Body as _;
 use mcpwire_codec::{SseDecoder, SseEvent, grow_frame_buffer};
 
 use crate::context::Link;
+use crate::demand::ResponseBody;
 use crate::error::Error;
 use crate::events::SseStep;
 use crate::request::{Build, send};
@@ -18,7 +19,7 @@ use crate::retry::Backoff;
 /// The events of one SSE body. The body is polled only when the next event is
 /// asked for, so a consumer that stops asking stops the reading.
 pub(crate) struct SseReader {
-    body: Incoming,
+    body: ResponseBody,
     decoder: SseDecoder,
     buf: BytesMut,
     eof: bool,
@@ -33,7 +34,7 @@ const LARGE_EVENT: usize = 64 << 10;
 const EVENT_FRAMING_ROOM: usize = 64 << 10;
 
 impl SseReader {
-    pub(crate) fn new(body: Incoming, max_frame_len: usize) -> Self {
+    pub(crate) fn new(body: ResponseBody, max_frame_len: usize) -> Self {
         let max_event_len = max_frame_len.saturating_add(EVENT_FRAMING_ROOM);
         // A body that declares its length (a one-event answer to a POST,
         // usually) gets room for it at once; the buffer grows as the codec's

@@ -16,12 +16,12 @@ use std::time::Duration;
 
 use bytes::Bytes;
 use http::{Response, StatusCode};
-use hyper::body::Incoming;
 use mcpwire_transport::{CloseReason, DirectSend as _, Outgoing};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot, watch};
 use tokio::task::{AbortHandle, JoinSet};
 
 use crate::context::{Exchange, Link, drive};
+use crate::demand::ResponseBody;
 use crate::outbound::Outbound;
 use crate::request::{Build, MCP_SESSION_ID, send, send_with_retry};
 use crate::session::SessionSnapshot;
@@ -71,7 +71,7 @@ impl Streamable {
 
     /// Handles, beside the loop, the answer to a frame posted before it ran
     /// (the automatic fallback's probe).
-    pub(crate) fn adopt(&mut self, resp: Response<Incoming>, frame: Bytes, kind: Outbound) {
+    pub(crate) fn adopt(&mut self, resp: Response<ResponseBody>, frame: Bytes, kind: Outbound) {
         let link = self.link.clone();
         self.tasks.spawn(async move {
             answer(&link, resp, frame, kind, false).await;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use bytes::Bytes;
 use http::{Request, Response, StatusCode};
 use http_body_util::Full;
-use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::TransportError;
 
 use crate::context::Link;
+use crate::demand::ResponseBody;
 use crate::error::Error;
 use crate::outbound::Outbound;
 use crate::request::{Build, MCP_SESSION_ID, send_with_retry};
@@ -70,7 +70,7 @@ async fn post(link: Arc<Link>, req: Request<Full<Bytes>>, frame: Bytes, kind: Ou
 /// if the server accepted the frame.
 pub(crate) async fn answer(
     link: &Link,
-    resp: Response<Incoming>,
+    resp: Response<ResponseBody>,
     frame: Bytes,
     kind: Outbound,
     had_session: bool,
@@ -125,7 +125,7 @@ pub(crate) async fn answer(
 /// Delivers a success answer's JSON or SSE body.
 async fn deliver_body(
     link: &Link,
-    resp: Response<Incoming>,
+    resp: Response<ResponseBody>,
     frame: Bytes,
     id: Option<Id>,
     initialize: bool,

@@ -4,10 +4,10 @@
 
 use bytes::Bytes;
 use http::{HeaderValue, Response};
-use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Message;
 
 use crate::context::Link;
+use crate::demand::ResponseBody;
 use crate::error::Error;
 use crate::mode::HttpMode;
 use crate::request::MCP_SESSION_ID;
@@ -15,7 +15,7 @@ use crate::session::valid_session_id;
 
 /// Takes the session id from a successful `initialize` answer; the first
 /// such answer also settles the mode.
-pub(crate) fn capture_session(link: &Link, resp: &Response<Incoming>) {
+pub(crate) fn capture_session(link: &Link, resp: &Response<ResponseBody>) {
     let id = resp.headers().get(MCP_SESSION_ID).cloned();
     match id {
         Some(id) if valid_session_id(&id) => {

@@ -5,12 +5,12 @@
 use std::sync::Arc;
 
 use bytes::Bytes;
-use hyper::body::Incoming;
 use mcpwire_codec::jsonrpc::Id;
 use mcpwire_transport::TransportError;
 use tokio::sync::oneshot;
 
 use crate::context::Link;
+use crate::demand::ResponseBody;
 use crate::error::Error;
 use crate::outbound::answers;
 use crate::request::{Build, is_busy, send};
@@ -25,7 +25,7 @@ use crate::streamable::session::{capture_protocol_version, expire};
 /// resumed, `frame` is reported undelivered. True if the response arrived.
 pub(crate) async fn answer_stream(
     link: &Link,
-    body: Incoming,
+    body: ResponseBody,
     frame: Bytes,
     id: Option<Id>,
     initialize: bool,
