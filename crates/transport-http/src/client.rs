@@ -336,6 +336,7 @@ fn classify_client_error(e: hyper_util::client::legacy::Error) -> Error {
 #[cfg(test)]
 mod tests {
     use http_body_util::BodyExt;
+    use hyper::body::Body as _;
     use tokio::io::{AsyncReadExt, AsyncWriteExt};
     use tokio::net::TcpListener;
 
@@ -376,9 +377,16 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(demand.counts(&uri), (1, 1));
-        let body = resp.into_body().collect().await.unwrap().to_bytes();
-        assert_eq!(&body[..], b"ok");
+        let mut body = resp.into_body();
+        assert_eq!(body.size_hint().exact(), Some(2));
+        assert!(!body.is_end_stream());
+        let frame = body.frame().await.unwrap().unwrap();
+        assert_eq!(&frame.into_data().unwrap()[..], b"ok");
+        // The last frame ends the request: hyper gives the connection back
+        // without another poll.
+        assert!(body.is_end_stream());
         assert_eq!(demand.counts(&uri), (0, 1));
+        assert!(body.frame().await.is_none());
         // An answer dropped unread closes its request too.
         let resp = client
             .send(client.request(Method::GET, &uri, Bytes::new()))

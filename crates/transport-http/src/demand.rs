@@ -263,12 +263,6 @@ impl Body for ResponseBody {
     }
 }
 
-impl std::fmt::Debug for ResponseBody {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ResponseBody").finish_non_exhaustive()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use std::future::Future;
