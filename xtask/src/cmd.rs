@@ -46,6 +46,13 @@ pub(crate) fn target_dir(root: &Path) -> PathBuf {
 /// (`faults`, `conformance`, `interop`) all build through this one
 /// selection, so in `ci` the dependencies are compiled once for them all
 /// (each with a selection of its own, two of them took about 90 s).
+///
+/// The tests are in the selection too (`--tests`): their dev-dependencies
+/// take part in feature resolution, so the libraries are the ones `ci`'s
+/// test build already compiled. Programs alone resolved features without
+/// them: 8 dependencies (tokio among them) came out different, and those,
+/// what is built on them and the whole workspace were compiled again (106 s
+/// of CI). With the tests, only the 6 programs no test runs are left.
 pub(crate) fn build_programs(root: &Path) -> Result<PathBuf, String> {
     run(cargo().args([
         "build",
@@ -53,6 +60,7 @@ pub(crate) fn build_programs(root: &Path) -> Result<PathBuf, String> {
         "--workspace",
         "--all-features",
         "--bins",
+        "--tests",
     ]))?;
     Ok(target_dir(root).join("debug"))
 }
