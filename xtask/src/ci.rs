@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::cmd::{cargo, run};
+use crate::cmd::{cargo, run, target_dir};
 use crate::{api, conformance, cross, faults, fuzz, interop, mutants, package, servers, tidy};
 
 /// The steps run so far, with how long each took.
@@ -92,12 +92,20 @@ fn steps(root: &Path, t: &mut Timed) -> Result<(), String> {
     let dir = dir.expect("set by the step above");
     // The real-server tests are ignored by default (a plain `cargo test`
     // must not report them as passed without running them); here the
-    // servers are installed, so every test runs.
+    // servers are installed, so every test runs. The tests that spawn the
+    // demo server take the one this build makes (cargo builds every
+    // program before it runs a test) rather than each building it with a
+    // feature resolution of its own (30 s of CI).
+    let demo = target_dir(root).join("debug").join(format!(
+        "mcpwire-demo-server{}",
+        std::env::consts::EXE_SUFFIX
+    ));
     t.step("test", || {
         run(cargo()
             .args(["test", "--workspace", "--all-targets", "--all-features"])
             .args(["--", "--include-ignored"])
-            .env(servers::DIR_ENV, &dir))
+            .env(servers::DIR_ENV, &dir)
+            .env("MCPWIRE_DEMO_SERVER", &demo))
     })?;
     t.step("doctests", || {
         run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))

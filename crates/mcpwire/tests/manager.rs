@@ -14,47 +14,13 @@ use mcpwire::config::{Format, LoadOptions, ProcessEnvironment, Resolver};
 use mcpwire::manager::{
     ConfigFiles, ConfigFilesError, Manager, ServerSkip, Transports, WatchEvent, WatchOptions,
 };
+use mcpwire_test_support::demo_server;
 use mcpwire_test_support::http::{Reply, Seen, Server as HttpServer};
 use serde_json::json;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 const LONG: Duration = Duration::from_secs(60);
-
-/// The demo server's binary, built (or found up to date) by cargo once per
-/// run, wherever this build's target directory is: cargo names the
-/// executable it made, so neither a default `target/debug` nor a stale
-/// binary left there is assumed.
-fn demo_server() -> PathBuf {
-    static PATH: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    PATH.get_or_init(|| {
-        let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-        let out = std::process::Command::new(cargo)
-            .args([
-                "build",
-                "-p",
-                "mcpwire-demo-server",
-                "--bin",
-                "mcpwire-demo-server",
-                "--message-format=json-render-diagnostics",
-            ])
-            .current_dir(env!("CARGO_MANIFEST_DIR"))
-            .stderr(Stdio::inherit())
-            .output()
-            .expect("cargo runs");
-        assert!(out.status.success(), "the demo server builds");
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-            .find_map(|m| {
-                let bin = m["reason"] == "compiler-artifact"
-                    && m["target"]["name"] == "mcpwire-demo-server";
-                m["executable"].as_str().filter(|_| bin).map(PathBuf::from)
-            })
-            .expect("cargo names the demo server's executable")
-    })
-    .clone()
-}
 
 /// The demo server in its HTTP mode, and its URL.
 async fn demo_http() -> (Child, String) {

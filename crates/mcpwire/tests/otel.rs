@@ -4,12 +4,12 @@
 //! stateless 2026-07-28 era over Streamable HTTP.
 #![cfg(feature = "otel")]
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::time::Duration;
 
 use mcpwire::http::{HttpConfig, Proxy};
 use mcpwire::{ClientConfig, EraChoice, Server};
+use mcpwire_test_support::demo_server;
 use mcpwire_test_support::http::{Reply, Seen, Server as HttpServer};
 use opentelemetry::metrics::MeterProvider as _;
 use opentelemetry::trace::{SpanKind, Status, TracerProvider as _};
@@ -101,34 +101,6 @@ fn label<'a>(point: &'a [KeyValue], key: &str) -> Option<&'a Value> {
         .iter()
         .find(|kv| kv.key.as_str() == key)
         .map(|kv| &kv.value)
-}
-
-/// The demo server's binary, built by cargo for this target directory.
-fn demo_server() -> PathBuf {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let out = std::process::Command::new(cargo)
-        .args([
-            "build",
-            "-p",
-            "mcpwire-demo-server",
-            "--bin",
-            "mcpwire-demo-server",
-            "--message-format=json-render-diagnostics",
-        ])
-        .current_dir(env!("CARGO_MANIFEST_DIR"))
-        .stderr(Stdio::inherit())
-        .output()
-        .expect("cargo runs");
-    assert!(out.status.success(), "the demo server builds");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .filter_map(|line| serde_json::from_str::<serde_json::Value>(line).ok())
-        .find_map(|m| {
-            let bin =
-                m["reason"] == "compiler-artifact" && m["target"]["name"] == "mcpwire-demo-server";
-            m["executable"].as_str().filter(|_| bin).map(PathBuf::from)
-        })
-        .expect("cargo names the demo server's executable")
 }
 
 async fn demo_http() -> (Child, String) {

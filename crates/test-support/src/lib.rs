@@ -1,6 +1,7 @@
 //! Test fixtures for mcpwire: an in-memory [`Transport`] pair that honours
 //! active-once grants exactly, a scriptable fake MCP server that drives
-//! the other end, and (feature `http`) a scripted HTTP server.
+//! the other end, the demo server's executable, and (feature `http`) a
+//! scripted HTTP server.
 //!
 //! Not published; used by the client's tests, benchmarks and examples, the
 //! HTTP transport's tests and the fault suite.
@@ -14,6 +15,8 @@
 pub mod http;
 mod memory;
 mod fake_server;
+mod demo;
 
+pub use demo::{DEMO_SERVER_ENV, demo_server};
 pub use fake_server::{EXPECT_TIMEOUT, FakeServer, Reply, Script, Step, initialize_result};
 pub use memory::{MemoryPeer, MemoryStats, MemoryTransport, SentFields, memory_pair};

@@ -29,36 +29,11 @@ pub(crate) fn mcpwire() -> assert_cmd::Command {
     cmd
 }
 
-/// The demo server's binary, built (or found up to date) by cargo once per
-/// test binary: a binary left from an older build is never run.
+/// The demo server's binary: the one `MCPWIRE_DEMO_SERVER` names (under
+/// Wine there is no cargo to run: `cargo xtask cross` builds it first and
+/// sets it), else built (or found up to date) by cargo once per test binary.
 pub(crate) fn demo() -> PathBuf {
-    static BUILT: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
-    BUILT
-        .get_or_init(|| {
-            let dir = PathBuf::from(env!("CARGO_BIN_EXE_mcpwire"))
-                .parent()
-                .expect("a target directory")
-                .to_owned();
-            let path = dir.join(format!(
-                "mcpwire-demo-server{}",
-                std::env::consts::EXE_SUFFIX
-            ));
-            if cfg!(windows) {
-                // Under Wine there is no cargo to run: `cargo xtask cross`
-                // builds the demo server before these tests.
-                assert!(path.exists(), "{} is built first", path.display());
-                return path;
-            }
-            let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-            let status = Command::new(cargo)
-                .args(["build", "-p", "mcpwire-demo-server"])
-                .current_dir(env!("CARGO_MANIFEST_DIR"))
-                .status()
-                .expect("cargo runs");
-            assert!(status.success(), "the demo server builds");
-            path
-        })
-        .clone()
+    mcpwire_test_support::demo_server()
 }
 
 /// The demo server's path as a string, for `-- CMD`.
