@@ -4,7 +4,7 @@
 use std::path::Path;
 use std::time::Instant;
 
-use crate::cmd::{cargo, run, target_dir};
+use crate::cmd::{DEMO_SERVER_ENV, cargo, run, target_dir};
 use crate::{api, conformance, cross, faults, fuzz, interop, mutants, package, servers, tidy};
 
 /// The steps run so far, with how long each took.
@@ -105,7 +105,7 @@ fn steps(root: &Path, t: &mut Timed) -> Result<(), String> {
             .args(["test", "--workspace", "--all-targets", "--all-features"])
             .args(["--", "--include-ignored"])
             .env(servers::DIR_ENV, &dir)
-            .env("MCPWIRE_DEMO_SERVER", &demo))
+            .env(DEMO_SERVER_ENV, &demo))
     })?;
     t.step("doctests", || {
         run(cargo().args(["test", "--workspace", "--doc", "--all-features"]))

@@ -36,6 +36,10 @@ pub(crate) fn display(cmd: &Command) -> String {
     s
 }
 
+/// The variable that hands tests a demo server already built
+/// (`mcpwire_test_support::DEMO_SERVER_ENV`; xtask does not link that crate).
+pub(crate) const DEMO_SERVER_ENV: &str = "MCPWIRE_DEMO_SERVER";
+
 /// Where cargo builds: `CARGO_TARGET_DIR`, else `target/` in the workspace.
 pub(crate) fn target_dir(root: &Path) -> PathBuf {
     env::var_os("CARGO_TARGET_DIR").map_or_else(|| root.join("target"), PathBuf::from)

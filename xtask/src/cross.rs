@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Instant;
 
-use crate::cmd::{display, run};
+use crate::cmd::{DEMO_SERVER_ENV, display, run};
 
 const WINDOWS: &str = "x86_64-pc-windows-gnu";
 const MACOS: &str = "aarch64-apple-darwin";
@@ -301,7 +301,7 @@ impl Env {
             .args(LIBRARY_PACKAGES.iter().flat_map(|p| ["-p", p]))
             .args(["--all-features", "--lib"])
             .args(LIBRARY_TESTS.iter().flat_map(|t| ["--test", t]))
-            .env("MCPWIRE_DEMO_SERVER", &demo))?;
+            .env(DEMO_SERVER_ENV, &demo))?;
         // The command's tests (those that need a Unix-only server or tool
         // say so in their `ignore` reason), with the demo server built
         // above. insta finds the snapshots through `cargo metadata` unless
@@ -311,7 +311,7 @@ impl Env {
             run(self
                 .cargo("test", WINDOWS)
                 .args(["-p", "mcpwire-cli", "--bins", "--tests"])
-                .env("MCPWIRE_DEMO_SERVER", &demo)
+                .env(DEMO_SERVER_ENV, &demo)
                 .env("INSTA_WORKSPACE_ROOT", &self.root)
                 .env("INSTA_UPDATE", "no"))
         };

@@ -4,7 +4,8 @@
 //! scripted HTTP server.
 //!
 //! Not published; used by the client's tests, benchmarks and examples, the
-//! HTTP transport's tests and the fault suite.
+//! HTTP transport's tests, the facade's and the command's tests, and the
+//! fault suite.
 //!
 //! [`Transport`]: mcpwire_transport::Transport
 

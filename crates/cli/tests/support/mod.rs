@@ -11,6 +11,10 @@ use std::net::{TcpListener, TcpStream};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
+/// The demo server's binary (under Wine, `cargo xtask cross` builds it
+/// first and names it in `MCPWIRE_DEMO_SERVER`).
+pub(crate) use mcpwire_test_support::demo_server as demo;
+
 /// The `mcpwire` binary under test.
 pub(crate) fn mcpwire() -> assert_cmd::Command {
     let mut cmd = assert_cmd::Command::new(env!("CARGO_BIN_EXE_mcpwire"));
@@ -27,13 +31,6 @@ pub(crate) fn mcpwire() -> assert_cmd::Command {
     // Tables fit this width, whatever terminal runs the tests.
     .env("COLUMNS", "100");
     cmd
-}
-
-/// The demo server's binary: the one `MCPWIRE_DEMO_SERVER` names (under
-/// Wine there is no cargo to run: `cargo xtask cross` builds it first and
-/// sets it), else built (or found up to date) by cargo once per test binary.
-pub(crate) fn demo() -> PathBuf {
-    mcpwire_test_support::demo_server()
 }
 
 /// The demo server's path as a string, for `-- CMD`.
