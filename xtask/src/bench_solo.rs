@@ -125,9 +125,13 @@ fn table(cells: &[(String, String, [Vec<Value>; 3])]) -> String {
          |---|---|---|---:|---:|---:|---:|---:|\n",
     );
     for (transport, workload, runs) in cells {
-        // Peak RSS first: what this table is for.
+        // Memory first, what this table is for: peak RSS, then heap + stacks.
         let mut shown = metrics(workload).to_vec();
-        shown.sort_by_key(|(key, ..)| *key != "peak_rss_kib");
+        shown.sort_by_key(|(key, ..)| match *key {
+            "peak_rss_kib" => 0,
+            "anon_rss_kib" => 1,
+            _ => 2,
+        });
         for (key, label, scale, _) in shown {
             let m = |side: usize| median(Some(&runs[side]), key).map(|x| x * scale);
             let (a, b, c) = (m(0), m(1), m(2));
@@ -151,10 +155,13 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn the_table_puts_peak_rss_first_and_divides_mcpwire_by_rmcp() {
+    fn the_table_puts_memory_first_and_divides_mcpwire_by_rmcp() {
         let runs = |kib: [f64; 3], ops: f64| {
             kib.iter()
-                .map(|k| json!({"peak_rss_kib": k, "ops_per_s": ops, "cpu_us_per_op": 1.0}))
+                .map(|k| {
+                    json!({"peak_rss_kib": k, "anon_rss_kib": k / 4.0, "ops_per_s": ops,
+                        "cpu_us_per_op": 1.0})
+                })
                 .collect::<Vec<_>>()
         };
         let cells = vec![(
@@ -168,14 +175,18 @@ mod tests {
         )];
         let t = table(&cells);
         let rows: Vec<&str> = t.lines().skip(2).collect();
-        assert_eq!(rows.len(), 3, "{t}");
+        assert_eq!(rows.len(), 4, "{t}");
         // Medians: 2 MiB against 1 MiB.
         assert_eq!(
             rows[0],
             "| http | w3 | peak RSS (MiB) | 2.00 | 1.00 | 0.50 | 2.00x | 4.00x |"
         );
+        assert_eq!(
+            rows[1],
+            "| http | w3 | heap + stacks after the calls (MiB) | 0.50 | 0.25 | 0.12 | 2.00x | 4.00x |"
+        );
         assert!(
-            rows[1].starts_with("| http | w3 | calls/s | 10.0 | 5.00 | 20.0 | 2.00x | 0.50x"),
+            rows[2].starts_with("| http | w3 | calls/s | 10.0 | 5.00 | 20.0 | 2.00x | 0.50x"),
             "{t}"
         );
     }

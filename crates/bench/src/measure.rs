@@ -34,6 +34,13 @@ pub(crate) fn peak_rss_kib() -> u64 {
     status_kib(&status, "VmHWM:").unwrap_or(0)
 }
 
+/// The anonymous memory this process holds resident now (`RssAnon`: heap
+/// and thread stacks, none of the binary's pages), in KiB.
+pub(crate) fn anon_rss_kib() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status_kib(&status, "RssAnon:").unwrap_or(0)
+}
+
 /// The figure in KiB after `key` (`VmRSS:`, `VmHWM:`) in a process's
 /// `/proc/PID/status`.
 pub(crate) fn status_kib(status: &str, key: &str) -> Option<u64> {
@@ -59,6 +66,11 @@ mod tests {
     #[test]
     fn proc_readings_are_plausible() {
         assert!(peak_rss_kib() > 0);
+        // A megabyte written is a megabyte more resident.
+        let before = anon_rss_kib();
+        let held = std::hint::black_box(vec![1u8; 4 << 20]);
+        assert!(anon_rss_kib() >= before + 3 * 1024, "{before} KiB before");
+        drop(held);
         let spin = std::time::Instant::now();
         while spin.elapsed() < Duration::from_millis(50) {
             std::hint::black_box(0u64);
@@ -72,9 +84,11 @@ mod tests {
         let stat = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 9 1000 200";
         assert_eq!(cpu_time_of(stat), Duration::from_millis(3000));
         assert_eq!(cpu_time_of(""), Duration::ZERO);
-        let status = "Name:\tmcpwire\nVmHWM:\t   9000 kB\nVmRSS:\t   8123 kB\n";
+        let status =
+            "Name:\tmcpwire\nVmHWM:\t   9000 kB\nVmRSS:\t   8123 kB\nRssAnon:\t    512 kB\n";
         assert_eq!(status_kib(status, "VmRSS:"), Some(8123));
         assert_eq!(status_kib(status, "VmHWM:"), Some(9000));
+        assert_eq!(status_kib(status, "RssAnon:"), Some(512));
         assert_eq!(status_kib(status, "VmSwap:"), None);
     }
 

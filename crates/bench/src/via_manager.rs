@@ -123,5 +123,6 @@ pub(crate) async fn fleet(
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: None,
+        anon_kib: None,
     })
 }

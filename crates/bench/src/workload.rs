@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::measure::{cpu_time, peak_rss_kib, quantile_us};
+use crate::measure::{anon_rss_kib, cpu_time, peak_rss_kib, quantile_us};
 
 /// One workload; each runs in a process of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,6 +132,10 @@ pub(crate) struct Outcome {
     pub(crate) cpu_us_per_op: f64,
     /// Peak resident set size of the client process.
     pub(crate) peak_rss_kib: u64,
+    /// The client process's heap and stacks resident after the last call,
+    /// before the client closes (W2 to W4): its own memory, without the
+    /// pages of code that `peak_rss_kib` counts too.
+    pub(crate) anon_rss_kib: Option<u64>,
 }
 
 /// What a run collected before it is summarised.
@@ -143,6 +147,8 @@ pub(crate) struct Samples {
     /// Per-operation latencies, when the workload is sequential.
     pub(crate) latencies: Vec<Duration>,
     pub(crate) message_len: Option<usize>,
+    /// `RssAnon` right after the last call, where the workload reads it.
+    pub(crate) anon_kib: Option<u64>,
 }
 
 impl Samples {
@@ -164,6 +170,7 @@ impl Samples {
                 .map(|len| (len * self.ops) as f64 / secs / 1e6),
             cpu_us_per_op: self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64,
             peak_rss_kib: peak_rss_kib(),
+            anon_rss_kib: self.anon_kib,
         }
     }
 }
@@ -228,6 +235,7 @@ async fn sequential<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: (message.len() > 100).then_some(message.len()),
+        anon_kib: Some(anon_rss_kib()),
     })
 }
 
@@ -260,6 +268,7 @@ async fn concurrent<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies: Vec::new(),
         message_len: None,
+        anon_kib: Some(anon_rss_kib()),
     })
 }
 
@@ -289,6 +298,7 @@ where
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: None,
+        anon_kib: None,
     })
 }
 
