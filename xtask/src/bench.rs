@@ -631,9 +631,9 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          with 64 in flight; W4 20 calls echoing 1 MiB and 3 echoing 10 MiB (MB/s counts the \
          message once per call). CPU is the client process's user + system time (all \
          threads, 10 ms resolution) over the measured part; peak RSS is its `VmHWM`, which \
-         counts the pages of the binary's code it ran; heap + stacks is its `RssAnon` \
-         right after the last call, before the client closes: the memory the client \
-         itself holds. `http` answers with JSON bodies, `http-sse` with one-event SSE streams. The \
+         counts the pages of the binary it touched; heap + stacks is the resident memory \
+         of its mappings backed by no file (heap, arenas, thread stacks) right after the \
+         last call, before the client closes: the memory the client itself holds. `http` answers with JSON bodies, `http-sse` with one-event SSE streams. The \
          tokio floor (stdio W2 only) writes the raw client's lines through tokio's child \
          pipes on the same runtime, no MCP library: what any tokio client pays for the \
          runtime alone.\n\n\

@@ -129,7 +129,7 @@ fn table(cells: &[(String, String, [Vec<Value>; 3])]) -> String {
         let mut shown = metrics(workload).to_vec();
         shown.sort_by_key(|(key, ..)| match *key {
             "peak_rss_kib" => 0,
-            "anon_rss_kib" => 1,
+            "heap_stacks_kib" => 1,
             _ => 2,
         });
         for (key, label, scale, _) in shown {
@@ -159,7 +159,7 @@ mod tests {
         let runs = |kib: [f64; 3], ops: f64| {
             kib.iter()
                 .map(|k| {
-                    json!({"peak_rss_kib": k, "anon_rss_kib": k / 4.0, "ops_per_s": ops,
+                    json!({"peak_rss_kib": k, "heap_stacks_kib": k / 4.0, "ops_per_s": ops,
                         "cpu_us_per_op": 1.0})
                 })
                 .collect::<Vec<_>>()

@@ -34,11 +34,41 @@ pub(crate) fn peak_rss_kib() -> u64 {
     status_kib(&status, "VmHWM:").unwrap_or(0)
 }
 
-/// The anonymous memory this process holds resident now (`RssAnon`: heap
-/// and thread stacks, none of the binary's pages), in KiB.
-pub(crate) fn anon_rss_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    status_kib(&status, "RssAnon:").unwrap_or(0)
+/// The heap and thread stacks this process holds resident now, in KiB:
+/// the `Rss:` of its mappings backed by no file (`[heap]`, `[stack]`, and
+/// the unnamed ones: the allocator's arenas and large blocks, the threads'
+/// stacks). Not `RssAnon`, which also counts the pages of the binary and
+/// its libraries written when they were loaded (relocated data), and so
+/// differs from one build of the same client to another.
+pub(crate) fn heap_stacks_kib() -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap_or_default();
+    heap_stacks_of(&smaps)
+}
+
+/// [`heap_stacks_kib`] of the text of a `/proc/PID/smaps`.
+pub(crate) fn heap_stacks_of(smaps: &str) -> u64 {
+    let mut counted = false;
+    let mut kib = 0;
+    for line in smaps.lines() {
+        let mut fields = line.split_ascii_whitespace();
+        let first = fields.next().unwrap_or("");
+        if first.ends_with(':') {
+            if counted && first == "Rss:" {
+                kib += fields
+                    .next()
+                    .and_then(|v| v.parse::<u64>().ok())
+                    .unwrap_or(0);
+            }
+            continue;
+        }
+        // A mapping's header: range, perms, offset, device, inode, [path].
+        let path = fields.nth(4);
+        counted = match path {
+            None => true,
+            Some(p) => p == "[heap]" || p.starts_with("[stack"),
+        };
+    }
+    kib
 }
 
 /// The figure in KiB after `key` (`VmRSS:`, `VmHWM:`) in a process's
@@ -66,10 +96,13 @@ mod tests {
     #[test]
     fn proc_readings_are_plausible() {
         assert!(peak_rss_kib() > 0);
-        // A megabyte written is a megabyte more resident.
-        let before = anon_rss_kib();
+        // Four megabytes written are four more resident.
+        let before = heap_stacks_kib();
         let held = std::hint::black_box(vec![1u8; 4 << 20]);
-        assert!(anon_rss_kib() >= before + 3 * 1024, "{before} KiB before");
+        assert!(
+            heap_stacks_kib() >= before + 4 * 1024 - 64,
+            "{before} KiB before"
+        );
         drop(held);
         let spin = std::time::Instant::now();
         while spin.elapsed() < Duration::from_millis(50) {
@@ -84,11 +117,9 @@ mod tests {
         let stat = "42 (a b) c) S 1 42 42 0 -1 4194560 100 0 0 0 250 50 0 0 20 0 3 0 9 1000 200";
         assert_eq!(cpu_time_of(stat), Duration::from_millis(3000));
         assert_eq!(cpu_time_of(""), Duration::ZERO);
-        let status =
-            "Name:\tmcpwire\nVmHWM:\t   9000 kB\nVmRSS:\t   8123 kB\nRssAnon:\t    512 kB\n";
+        let status = "Name:\tmcpwire\nVmHWM:\t   9000 kB\nVmRSS:\t   8123 kB\n";
         assert_eq!(status_kib(status, "VmRSS:"), Some(8123));
         assert_eq!(status_kib(status, "VmHWM:"), Some(9000));
-        assert_eq!(status_kib(status, "RssAnon:"), Some(512));
         assert_eq!(status_kib(status, "VmSwap:"), None);
     }
 
@@ -98,5 +129,27 @@ mod tests {
         assert_eq!(quantile_us(&v, 0.5), Some(51.0));
         assert_eq!(quantile_us(&v, 0.99), Some(99.0));
         assert_eq!(quantile_us(&[], 0.5), None);
+    }
+
+    #[test]
+    fn heap_and_stacks_are_the_mappings_with_no_file() {
+        let smaps = "\
+55d0a000-55d0b000 r-xp 00000000 fe:01 123 /usr/bin/client
+Rss:                 400 kB
+Anonymous:             0 kB
+55d0c000-55d0d000 rw-p 00010000 fe:01 123 /usr/bin/client
+Rss:                  40 kB
+Anonymous:            40 kB
+55d0e000-55d2e000 rw-p 00000000 00:00 0                          [heap]
+Rss:                 128 kB
+7f00a000-7f00c000 rw-p 00000000 00:00 0
+Rss:                  64 kB
+7f00d000-7f00e000 r--p 00000000 00:00 0                          [vvar]
+Rss:                   8 kB
+7ffd1000-7ffd2000 rw-p 00000000 00:00 0                          [stack]
+Rss:                  12 kB
+";
+        assert_eq!(heap_stacks_of(smaps), 128 + 64 + 12);
+        assert_eq!(heap_stacks_of(""), 0);
     }
 }

@@ -7,7 +7,7 @@ use std::path::Path;
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::time::Instant;
 
-use crate::measure::{anon_rss_kib, cpu_time};
+use crate::measure::{cpu_time, heap_stacks_kib};
 use crate::raw_wire::{INITIALIZE, INITIALIZED, echo_request, parse_answer};
 use crate::workload::{Plan, Samples, Workload, check, message};
 
@@ -151,7 +151,7 @@ fn sequential(pipe: &mut Pipe, message: &str, n: usize) -> Result<Samples, Strin
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: (message.len() > 100).then_some(message.len()),
-        anon_kib: Some(anon_rss_kib()),
+        heap_stacks_kib: Some(heap_stacks_kib()),
     })
 }
 
@@ -183,6 +183,6 @@ fn pipelined(
         cpu: cpu_time().saturating_sub(cpu),
         latencies: Vec::new(),
         message_len: None,
-        anon_kib: Some(anon_rss_kib()),
+        heap_stacks_kib: Some(heap_stacks_kib()),
     })
 }

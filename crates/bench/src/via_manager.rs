@@ -123,6 +123,6 @@ pub(crate) async fn fleet(
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: None,
-        anon_kib: None,
+        heap_stacks_kib: None,
     })
 }

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use serde::Serialize;
 
-use crate::measure::{anon_rss_kib, cpu_time, peak_rss_kib, quantile_us};
+use crate::measure::{cpu_time, heap_stacks_kib, peak_rss_kib, quantile_us};
 
 /// One workload; each runs in a process of its own.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -134,8 +134,8 @@ pub(crate) struct Outcome {
     pub(crate) peak_rss_kib: u64,
     /// The client process's heap and stacks resident after the last call,
     /// before the client closes (W2 to W4): its own memory, without the
-    /// pages of code that `peak_rss_kib` counts too.
-    pub(crate) anon_rss_kib: Option<u64>,
+    /// pages of the binary that `peak_rss_kib` counts too.
+    pub(crate) heap_stacks_kib: Option<u64>,
 }
 
 /// What a run collected before it is summarised.
@@ -147,8 +147,9 @@ pub(crate) struct Samples {
     /// Per-operation latencies, when the workload is sequential.
     pub(crate) latencies: Vec<Duration>,
     pub(crate) message_len: Option<usize>,
-    /// `RssAnon` right after the last call, where the workload reads it.
-    pub(crate) anon_kib: Option<u64>,
+    /// Heap and stacks right after the last call, where the workload reads
+    /// them.
+    pub(crate) heap_stacks_kib: Option<u64>,
 }
 
 impl Samples {
@@ -170,7 +171,7 @@ impl Samples {
                 .map(|len| (len * self.ops) as f64 / secs / 1e6),
             cpu_us_per_op: self.cpu.as_secs_f64() * 1e6 / self.ops.max(1) as f64,
             peak_rss_kib: peak_rss_kib(),
-            anon_rss_kib: self.anon_kib,
+            heap_stacks_kib: self.heap_stacks_kib,
         }
     }
 }
@@ -235,7 +236,7 @@ async fn sequential<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: (message.len() > 100).then_some(message.len()),
-        anon_kib: Some(anon_rss_kib()),
+        heap_stacks_kib: Some(heap_stacks_kib()),
     })
 }
 
@@ -268,7 +269,7 @@ async fn concurrent<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies: Vec::new(),
         message_len: None,
-        anon_kib: Some(anon_rss_kib()),
+        heap_stacks_kib: Some(heap_stacks_kib()),
     })
 }
 
@@ -298,7 +299,7 @@ where
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: None,
-        anon_kib: None,
+        heap_stacks_kib: None,
     })
 }
 
