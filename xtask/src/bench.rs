@@ -633,7 +633,8 @@ fn section(command: &str, rounds: usize, machine: &str, table: &str, targets: &s
          threads, 10 ms resolution) over the measured part; peak RSS is its `VmHWM`, which \
          counts the pages of the binary it touched; heap + stacks is the resident memory \
          of its mappings backed by no file (heap, arenas, thread stacks) right after the \
-         last call, before the client closes: the memory the client itself holds. `http` answers with JSON bodies, `http-sse` with one-event SSE streams. The \
+         last call, before the client closes: the memory the client itself holds. \
+         `http` answers with JSON bodies, `http-sse` with one-event SSE streams. The \
          tokio floor (stdio W2 only) writes the raw client's lines through tokio's child \
          pipes on the same runtime, no MCP library: what any tokio client pays for the \
          runtime alone.\n\n\

@@ -151,7 +151,7 @@ fn sequential(pipe: &mut Pipe, message: &str, n: usize) -> Result<Samples, Strin
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: (message.len() > 100).then_some(message.len()),
-        heap_stacks_kib: Some(heap_stacks_kib()),
+        heap_stacks_kib: heap_stacks_kib(),
     })
 }
 
@@ -183,6 +183,6 @@ fn pipelined(
         cpu: cpu_time().saturating_sub(cpu),
         latencies: Vec::new(),
         message_len: None,
-        heap_stacks_kib: Some(heap_stacks_kib()),
+        heap_stacks_kib: heap_stacks_kib(),
     })
 }

@@ -236,7 +236,7 @@ async fn sequential<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies,
         message_len: (message.len() > 100).then_some(message.len()),
-        heap_stacks_kib: Some(heap_stacks_kib()),
+        heap_stacks_kib: heap_stacks_kib(),
     })
 }
 
@@ -269,7 +269,7 @@ async fn concurrent<C: Caller>(
         cpu: cpu_time().saturating_sub(cpu),
         latencies: Vec::new(),
         message_len: None,
-        heap_stacks_kib: Some(heap_stacks_kib()),
+        heap_stacks_kib: heap_stacks_kib(),
     })
 }
 
