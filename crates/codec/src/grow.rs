@@ -1,7 +1,11 @@
 //! How frame buffers grow: doubling while small, then one step to room for
 //! the largest frame allowed.
 
+use std::mem::MaybeUninit;
+
 use bytes::BytesMut;
+
+use crate::huge_pages;
 
 /// A buffer this long or longer holds a large frame (four 64 KiB reads).
 pub(crate) const LARGE_FRAME_LEN: usize = 256 << 10;
@@ -43,6 +47,8 @@ pub(crate) trait FrameBuf {
     /// A capacity of exactly `whole`, the contents kept.
     fn reserve_whole(&mut self, whole: usize);
     fn put(&mut self, data: &[u8]);
+    /// The room past the contents.
+    fn spare(&mut self) -> &mut [MaybeUninit<u8>];
 }
 
 impl FrameBuf for BytesMut {
@@ -65,6 +71,9 @@ impl FrameBuf for BytesMut {
     fn put(&mut self, data: &[u8]) {
         self.extend_from_slice(data);
     }
+    fn spare(&mut self) -> &mut [MaybeUninit<u8>] {
+        self.spare_capacity_mut()
+    }
 }
 
 impl FrameBuf for Vec<u8> {
@@ -82,6 +91,9 @@ impl FrameBuf for Vec<u8> {
     }
     fn put(&mut self, data: &[u8]) {
         self.extend_from_slice(data);
+    }
+    fn spare(&mut self) -> &mut [MaybeUninit<u8>] {
+        self.spare_capacity_mut()
     }
 }
 
@@ -102,12 +114,15 @@ impl FrameBuf for Vec<u8> {
 ///   can hand out again from what the last one freed.
 ///
 /// The one large step copies less than [`LARGE_FRAME_LEN`] bytes: it is
-/// taken as soon as the frame needs that much.
+/// taken as soon as the frame needs that much. On Linux the `additional`
+/// bytes it is taken for, the part of the frame about to be written, are
+/// advised huge pages (see `huge_pages`).
 pub(crate) fn grow<B: FrameBuf>(buf: &mut B, additional: usize, max_frame_len: usize) {
     let needed = buf.len().saturating_add(additional);
     let whole = grow_frame_buffer_len(max_frame_len);
     if needed >= LARGE_FRAME_LEN && needed <= whole && buf.capacity() < whole {
         buf.reserve_whole(whole);
+        huge_pages::advise(buf.spare(), additional);
     } else {
         buf.reserve(additional);
     }

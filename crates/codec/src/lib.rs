@@ -52,6 +52,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod error;
+mod huge_pages;
 mod grow;
 #[cfg(feature = "frame-growth")]
 mod growth;
