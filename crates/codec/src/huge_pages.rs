@@ -164,6 +164,14 @@ mod tests {
             "the room past the body is not advised"
         );
 
+        // The same in a `BytesMut`, which the transports read bodies into.
+        let mut known = bytes::BytesMut::from(&[7u8; 1000][..]);
+        grow(&mut known, 20 * MIB, max);
+        let start = known.spare_capacity_mut().as_ptr() as usize;
+        let pages = whole_huge_pages(start, start + 20 * MIB).expect("pages fit");
+        assert!(hg(start + pages.start) && hg(start + pages.end - 1));
+        assert!(!hg(start + pages.end));
+
         // A line read a piece at a time: the step is taken for one piece.
         let mut unknown = vec![7u8; crate::grow::LARGE_FRAME_LEN - 100];
         grow(&mut unknown, 64 << 10, max);
