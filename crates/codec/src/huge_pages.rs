@@ -22,11 +22,13 @@
 
 /// The size of a huge page on x86-64 and on 4 KiB-page ARM64. Where the
 /// kernel's is larger, fewer blocks qualify and the advice does less.
+#[cfg(any(target_os = "linux", target_os = "android", test))]
 const HUGE_PAGE: usize = 2 << 20;
 
 /// The whole huge pages inside `[start, end)`, as offsets from `start`:
 /// from the first huge-page boundary at or after `start` to the last one at
 /// or before `end`. `None` when not one huge page fits.
+#[cfg(any(target_os = "linux", target_os = "android", test))]
 fn whole_huge_pages(start: usize, end: usize) -> Option<std::ops::Range<usize>> {
     let first = start.checked_next_multiple_of(HUGE_PAGE)?;
     let last = end - end % HUGE_PAGE;
