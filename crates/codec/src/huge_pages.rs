@@ -98,9 +98,16 @@ mod tests {
         assert_eq!(whole_huge_pages(usize::MAX - 10, usize::MAX), None);
     }
 
-    /// The flags of the mapping of `/proc/self/smaps` that holds `addr`.
+    /// Whether the mapping of `/proc/self/smaps` that holds `addr` is
+    /// advised huge pages (`hg` among its `VmFlags`).
     #[cfg(target_os = "linux")]
-    fn flags_at(addr: usize) -> String {
+    fn advised(addr: usize) -> bool {
+        let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage");
+        assert!(
+            thp.exists(),
+            "this test needs a kernel with transparent huge pages ({} is missing)",
+            thp.display()
+        );
         let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps is readable");
         let mut inside = false;
         for line in smaps.lines() {
@@ -117,35 +124,44 @@ mod tests {
             if let Some((from, to)) = mapping.filter(|_| !line.starts_with("VmFlags")) {
                 inside = (from..to).contains(&addr);
             } else if inside && let Some(flags) = line.strip_prefix("VmFlags:") {
-                return flags.trim().to_owned();
+                return flags.split_whitespace().any(|f| f == "hg");
             }
         }
         panic!("no mapping holds {addr:#x}");
     }
 
+    /// Asserts that the whole huge pages among the `filled` bytes from
+    /// `start` are advised, and the byte after the last of them is not.
+    #[cfg(target_os = "linux")]
+    fn assert_advised_up_to(start: usize, filled: usize) {
+        let pages = whole_huge_pages(start, start + filled).expect("pages fit");
+        assert!(
+            advised(start + pages.start),
+            "the first whole page is advised"
+        );
+        assert!(
+            advised(start + pages.end - 1),
+            "the last whole page is advised"
+        );
+        assert!(
+            !advised(start + pages.end),
+            "the room past the frame is not"
+        );
+        if pages.start > 0 {
+            assert!(!advised(start + pages.start - 1), "nor the part before");
+        }
+    }
+
     #[cfg(target_os = "linux")]
     #[test]
     fn the_kernel_is_told_and_only_for_the_filled_part() {
-        let thp = std::path::Path::new("/sys/kernel/mm/transparent_hugepage");
-        assert!(
-            thp.exists(),
-            "this test needs a kernel with transparent huge pages ({} is missing)",
-            thp.display()
-        );
         let mut buf: Vec<u8> = Vec::with_capacity(40 * MIB);
         let filled = 20 * MIB + 12_345;
         let spare = buf.spare_capacity_mut();
         let start = spare.as_ptr() as usize;
-        let pages = whole_huge_pages(start, start + filled).expect("pages fit");
         advise(spare, filled);
-        let advised = |offset: usize| flags_at(start + offset).split(' ').any(|f| f == "hg");
-        assert!(advised(pages.start), "the first whole page is advised");
-        assert!(advised(pages.end - 1), "the last whole page is advised");
-        assert!(!advised(pages.end), "the room past the frame is not");
-        assert!(!advised(30 * MIB), "nor anything further on");
-        if pages.start > 0 {
-            assert!(!advised(pages.start - 1), "nor the part before");
-        }
+        assert_advised_up_to(start, filled);
+        assert!(!advised(start + 30 * MIB), "nor anything further on");
     }
 
     #[cfg(target_os = "linux")]
@@ -153,33 +169,22 @@ mod tests {
     fn a_frame_of_known_size_grows_into_huge_pages_and_one_of_unknown_size_does_not() {
         use crate::grow::grow;
         let max = crate::DEFAULT_MAX_FRAME_LEN;
-        let hg = |addr: usize| flags_at(addr).split(' ').any(|f| f == "hg");
 
-        // A 20 MiB body announced at once (`Content-Length`, a large string).
+        // A 20 MiB body announced at once (`Content-Length`, a large string),
+        // in a `Vec` and in a `BytesMut` (which the transports read into).
         let mut known = vec![7u8; 1000];
         grow(&mut known, 20 * MIB, max);
-        let start = known.spare_capacity_mut().as_ptr() as usize;
-        let pages = whole_huge_pages(start, start + 20 * MIB).expect("pages fit");
-        assert!(hg(start + pages.start) && hg(start + pages.end - 1));
-        assert!(
-            !hg(start + pages.end),
-            "the room past the body is not advised"
-        );
-
-        // The same in a `BytesMut`, which the transports read bodies into.
+        assert_advised_up_to(known.spare_capacity_mut().as_ptr() as usize, 20 * MIB);
         let mut known = bytes::BytesMut::from(&[7u8; 1000][..]);
         grow(&mut known, 20 * MIB, max);
-        let start = known.spare_capacity_mut().as_ptr() as usize;
-        let pages = whole_huge_pages(start, start + 20 * MIB).expect("pages fit");
-        assert!(hg(start + pages.start) && hg(start + pages.end - 1));
-        assert!(!hg(start + pages.end));
+        assert_advised_up_to(known.spare_capacity_mut().as_ptr() as usize, 20 * MIB);
 
         // A line read a piece at a time: the step is taken for one piece.
         let mut unknown = vec![7u8; crate::grow::LARGE_FRAME_LEN - 100];
         grow(&mut unknown, 64 << 10, max);
         let start = unknown.spare_capacity_mut().as_ptr() as usize;
         for offset in (0..unknown.capacity() - unknown.len()).step_by(HUGE_PAGE) {
-            assert!(!hg(start + offset), "nothing is advised at {offset}");
+            assert!(!advised(start + offset), "nothing is advised at {offset}");
         }
     }
 }
