@@ -9,13 +9,14 @@
 //! runs every (transport, workload) cell: several rounds, and in each round
 //! the clients one after the other (A B C A B C ...), each client and
 //! workload in a process of its own so its peak RSS is its own. Prints the
-//! medians and the ratios, checks the targets of issue 7, and writes the
+//! medians and the ratios, the rows where mcpwire's median is behind rmcp's
+//! with both clients' rounds (`behind.rs`), checks the targets of issue 7,
+//! and writes the
 //! result between the `bench` markers of `docs/benchmarks.md`, leaving the
 //! rest of that file (the codec section, the optimisation log) alone.
 //!
 //! It is a benchmark, not a test: CI builds it and never times it.
 
-use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::process::Command;
@@ -23,6 +24,7 @@ use std::time::Instant;
 
 use serde_json::Value;
 
+use crate::behind::{Cell, behind_rows, behind_section};
 use crate::cmd::target_dir;
 use crate::report::{
     build_harness, fmt, harness, machine, measured, median, metrics, ratio, run_one, write_between,
@@ -153,9 +155,6 @@ fn parse(args: &[String]) -> Result<Options, Option<String>> {
     Ok(o)
 }
 
-/// One cell's runs, by client.
-type Cell = BTreeMap<&'static str, Vec<Value>>;
-
 /// Runs the benchmark.
 pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
     let o = match parse(args) {
@@ -220,13 +219,15 @@ pub(crate) fn bench(root: &Path, args: &[String]) -> Result<(), String> {
         };
     let machine = machine(root);
     let table = table(&cells);
+    let behind = behind_section(&behind_rows(&cells));
     let targets = targets(&cells, &lean);
     let fleet = fleet_table(&cells);
     let observed = observed_table(&cells);
-    println!("\n{machine}\n{table}\n{targets}\n{fleet}\n{observed}");
+    println!("\n{machine}\n{table}\n{behind}\n{targets}\n{fleet}\n{observed}");
     if o.write {
         let command = format!("cargo xtask bench {}", args.join(" "));
-        let mut section = section(command.trim(), o.rounds, &machine, &table, &targets);
+        let tables = format!("{table}\n{behind}");
+        let mut section = section(command.trim(), o.rounds, &machine, &tables, &targets);
         section.insert_str(
             section.len() - END.len() - 1,
             &format!("\n{fleet}\n{observed}"),

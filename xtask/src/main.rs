@@ -44,6 +44,7 @@ mod report;
 mod density;
 mod bench_serve;
 mod bench_solo;
+mod behind;
 mod bench;
 mod faults;
 mod package;
