@@ -11,9 +11,9 @@
 //! workload in a process of its own so its peak RSS is its own. Prints the
 //! medians and the ratios, the rows where mcpwire's median is behind rmcp's
 //! with both clients' rounds (`behind.rs`), checks the targets of issue 7,
-//! and writes the
-//! result between the `bench` markers of `docs/benchmarks.md`, leaving the
-//! rest of that file (the codec section, the optimisation log) alone.
+//! and writes the result between the `bench` markers of
+//! `docs/benchmarks.md`, leaving the rest of that file (the codec section,
+//! the optimisation log) alone.
 //!
 //! It is a benchmark, not a test: CI builds it and never times it.
 
