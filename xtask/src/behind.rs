@@ -126,12 +126,7 @@ mod tests {
 
     #[test]
     fn a_row_behind_with_overlapping_rounds_is_listed_as_not_apart() {
-        let rows = behind_rows(&[cell(
-            "w2-task",
-            "p50_us",
-            &[51.9, 42.0, 47.2],
-            &[48.8, 46.1, 40.3],
-        )]);
+        let rows = behind_in("w2-task", "p50_us", [51.9, 42.0, 47.2], [48.8, 46.1, 40.3]);
         assert_eq!(
             rows,
             [Behind {
@@ -144,80 +139,54 @@ mod tests {
         );
     }
 
+    /// The rows behind in a table of one cell.
+    fn behind_in(workload: &str, key: &str, ours: [f64; 3], theirs: [f64; 3]) -> Vec<Behind> {
+        behind_rows(&[cell(workload, key, &ours, &theirs)])
+    }
+
     #[test]
     fn a_row_behind_in_every_round_is_apart_whichever_way_is_better() {
-        // Lower is better: mcpwire's lowest round above rmcp's highest.
-        let lower = behind_rows(&[cell(
-            "w2",
-            "p50_us",
-            &[50.0, 51.0, 52.0],
-            &[40.0, 49.0, 45.0],
-        )]);
-        assert!(lower[0].apart);
-        // Touching is not apart.
-        let touching = behind_rows(&[cell(
-            "w2",
-            "p50_us",
-            &[49.0, 51.0, 52.0],
-            &[40.0, 49.0, 45.0],
-        )]);
-        assert!(!touching[0].apart);
-        // Higher is better: mcpwire's highest round below rmcp's lowest.
-        let higher = behind_rows(&[cell(
-            "w3",
-            "ops_per_s",
-            &[90.0, 95.0, 99.0],
-            &[100.0, 120.0, 110.0],
-        )]);
-        assert_eq!(higher.len(), 1);
-        assert!(higher[0].apart);
-        assert_eq!(higher[0].row, "stdio w3 calls/s");
-        let touching = behind_rows(&[cell(
-            "w3",
-            "ops_per_s",
-            &[90.0, 95.0, 100.0],
-            &[100.0, 120.0, 110.0],
-        )]);
-        assert!(!touching[0].apart);
-        let overlapping = behind_rows(&[cell(
-            "w3",
-            "ops_per_s",
-            &[90.0, 95.0, 101.0],
-            &[100.0, 120.0, 110.0],
-        )]);
-        assert!(!overlapping[0].apart);
+        // (workload, metric, mcpwire's rounds, rmcp's rounds, apart)
+        let (p50, ops) = ([40.0, 49.0, 45.0], [100.0, 120.0, 110.0]);
+        let cases = [
+            // Lower is better: mcpwire's lowest round above rmcp's highest.
+            ("w2", "p50_us", [50.0, 51.0, 52.0], p50, true),
+            // Touching is not apart.
+            ("w2", "p50_us", [49.0, 51.0, 52.0], p50, false),
+            // Higher is better: mcpwire's highest round below rmcp's lowest.
+            ("w3", "ops_per_s", [90.0, 95.0, 99.0], ops, true),
+            ("w3", "ops_per_s", [90.0, 95.0, 100.0], ops, false),
+            ("w3", "ops_per_s", [90.0, 95.0, 101.0], ops, false),
+        ];
+        for (workload, key, ours, theirs, apart) in cases {
+            let rows = behind_in(workload, key, ours, theirs);
+            assert_eq!(rows.len(), 1, "{key} {ours:?} {theirs:?}");
+            assert_eq!(rows[0].apart, apart, "{key} {ours:?} {theirs:?}");
+        }
+        assert_eq!(
+            behind_in("w3", "ops_per_s", [90.0, 95.0, 99.0], ops)[0].row,
+            "stdio w3 calls/s"
+        );
     }
 
     #[test]
     fn rows_level_or_ahead_or_unmeasured_are_left_out() {
-        // Ahead, lower is better; level; ahead, higher is better.
-        assert!(
-            behind_rows(&[cell(
-                "w2",
-                "p50_us",
-                &[30.0, 31.0, 32.0],
-                &[40.0, 41.0, 42.0]
-            )])
-            .is_empty()
-        );
-        assert!(
-            behind_rows(&[cell(
-                "w2",
-                "p50_us",
-                &[40.0, 41.0, 42.0],
-                &[40.0, 41.0, 42.0]
-            )])
-            .is_empty()
-        );
-        assert!(
-            behind_rows(&[cell(
+        let cases = [
+            // Ahead, lower is better; level; ahead and level, higher is better.
+            ("w2", "p50_us", [30.0, 31.0, 32.0], [40.0, 41.0, 42.0]),
+            ("w2", "p50_us", [40.0, 41.0, 42.0], [40.0, 41.0, 42.0]),
+            (
                 "w3",
                 "ops_per_s",
-                &[200.0, 210.0, 220.0],
-                &[100.0, 110.0, 120.0]
-            )])
-            .is_empty()
-        );
+                [200.0, 210.0, 220.0],
+                [100.0, 110.0, 120.0],
+            ),
+            ("w3", "ops_per_s", [40.0, 41.0, 42.0], [40.0, 41.0, 42.0]),
+        ];
+        for (workload, key, ours, theirs) in cases {
+            let rows = behind_in(workload, key, ours, theirs);
+            assert!(rows.is_empty(), "{key} {ours:?} {theirs:?}: {rows:?}");
+        }
         // rmcp did not run.
         let (key, mut c) = cell("w2", "p50_us", &[50.0], &[40.0]);
         c.remove("rmcp");
@@ -227,12 +196,12 @@ mod tests {
     #[test]
     fn rounds_are_shown_in_the_table_s_units() {
         // Peak RSS is measured in KiB and shown in MiB.
-        let rows = behind_rows(&[cell(
+        let rows = behind_in(
             "w2",
             "peak_rss_kib",
-            &[2048.0, 3072.0, 2560.0],
-            &[1024.0, 2048.0, 1536.0],
-        )]);
+            [2048.0, 3072.0, 2560.0],
+            [1024.0, 2048.0, 1536.0],
+        );
         assert_eq!(rows[0].ours, (2.0, 3.0));
         assert_eq!(rows[0].theirs, (1.0, 2.0));
         assert!(!rows[0].apart);
