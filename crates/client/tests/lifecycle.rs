@@ -110,6 +110,36 @@ async fn a_crash_during_the_handshake_reports_the_stderr_tail() {
     ));
 }
 
+/// The client starts in `Connecting { attempt: 0 }`, and its first attempt
+/// does not announce that state again: each notice wakes whoever waits on
+/// the state (`connect_with` first among them) while the server starts.
+#[tokio::test]
+async fn the_first_attempt_does_not_announce_connecting_again() {
+    // A transport that never opens: the first attempt stays where it starts.
+    let client = Client::start(
+        Box::new(|| Box::pin(std::future::pending())),
+        ClientConfig::new(),
+    );
+    let mut states = client.watch_state();
+    // The connection task runs on this (current-thread) runtime once the
+    // test yields, up to the transport that never opens.
+    for _ in 0..16 {
+        tokio::task::yield_now().await;
+    }
+    assert!(
+        matches!(*states.borrow(), ConnectionState::Connecting { attempt: 0 }),
+        "{:?}",
+        *states.borrow()
+    );
+    assert!(
+        !states.has_changed().unwrap(),
+        "Connecting was announced again"
+    );
+    // A state that does change is still announced.
+    client.close().await;
+    assert!(states.has_changed().unwrap());
+}
+
 #[tokio::test]
 async fn states_move_from_connecting_to_closed() {
     let (transport, peer) = memory_pair(8);

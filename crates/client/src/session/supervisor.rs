@@ -19,9 +19,7 @@ pub(crate) async fn supervise(shared: Arc<ClientCore>, factory: TransportFactory
     let mut factory = Some(factory);
     let mut attempt = 0u32;
     loop {
-        shared
-            .state
-            .send_replace(ConnectionState::Connecting { attempt });
+        announce_connecting(&shared, attempt);
         let cause = match connection::run(&shared, &mut factory).await {
             Ended::Local => {
                 shared.state.send_replace(ConnectionState::Closed(None));
@@ -64,4 +62,18 @@ pub(crate) async fn supervise(shared: Arc<ClientCore>, factory: TransportFactory
             }
         }
     }
+}
+
+/// Publishes `Connecting { attempt }`, unless the state already says so: the
+/// first attempt starts in the state the client was made with, and a notice
+/// for it would wake whoever waits on the state (`Client::connect_with`
+/// first) for nothing while the server starts.
+fn announce_connecting(shared: &ClientCore, attempt: u32) {
+    shared.state.send_if_modified(|state| {
+        if matches!(state, ConnectionState::Connecting { attempt: a } if *a == attempt) {
+            return false;
+        }
+        *state = ConnectionState::Connecting { attempt };
+        true
+    });
 }
