@@ -120,7 +120,7 @@ async fn the_first_attempt_does_not_announce_connecting_again() {
         Box::new(|| Box::pin(std::future::pending())),
         ClientConfig::new(),
     );
-    let mut states = client.watch_state();
+    let states = client.watch_state();
     // The connection task runs on this (current-thread) runtime once the
     // test yields, up to the transport that never opens.
     for _ in 0..16 {
