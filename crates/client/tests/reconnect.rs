@@ -8,11 +8,11 @@ use common::{LONG, factory, within};
 use mcpwire_client::types::{ListRootsResult, Root};
 use mcpwire_client::{
     Client, ClientConfig, ConnectionState, ErrorKind, HandlerError, Keepalive, Reconnect,
-    RequestContext,
+    RequestContext, TransportFactory,
 };
 use mcpwire_codec::jsonrpc::Id;
-use mcpwire_test_support::{FakeServer, MemoryPeer};
-use mcpwire_transport::TransportError;
+use mcpwire_test_support::{FakeServer, MemoryPeer, memory_pair};
+use mcpwire_transport::{Transport, TransportError};
 use serde_json::{Value, json};
 use tokio::sync::mpsc;
 
@@ -58,6 +58,32 @@ async fn after_a_crash_in_flight_calls_fail_and_the_client_reconnects() {
     let req = server.expect_request("ping").await;
     server.respond(&req.id, json!({})).await;
     within(ping).await.unwrap().unwrap();
+}
+
+#[tokio::test]
+async fn a_reconnect_attempt_is_announced_as_connecting() {
+    let (transport, peer) = memory_pair(16);
+    let mut first = Some(Box::new(transport) as Box<dyn Transport>);
+    let f: TransportFactory = Box::new(move || match first.take() {
+        Some(t) => Box::pin(async move { Ok(t) }),
+        // The second attempt never opens: it stays where it starts.
+        None => Box::pin(std::future::pending()),
+    });
+    let config = ClientConfig::new().reconnect(quick_reconnect());
+    let connect = tokio::spawn(Client::connect_with(f, config));
+    let mut server = FakeServer::new(peer);
+    server.handshake().await;
+    let client = within(connect).await.unwrap().unwrap();
+    server.crash(1, &[]).await;
+    let mut states = client.watch_state();
+    let s = within(states.wait_for(|s| matches!(s, ConnectionState::Connecting { .. })))
+        .await
+        .unwrap()
+        .clone();
+    assert!(
+        matches!(s, ConnectionState::Connecting { attempt: 1 }),
+        "{s:?}"
+    );
 }
 
 #[tokio::test]
