@@ -18,8 +18,12 @@ pub(crate) async fn supervise(shared: Arc<ClientCore>, factory: TransportFactory
     // again.
     let mut factory = Some(factory);
     let mut attempt = 0u32;
+    // The first attempt starts in the state the client was made with,
+    // `Connecting { attempt: 0 }`, so it is not announced: a notice would
+    // wake whoever waits on the state (`Client::connect_with` first) for
+    // nothing while the server starts. Every later attempt is announced
+    // when its backoff ends.
     loop {
-        announce_connecting(&shared, attempt);
         let cause = match connection::run(&shared, &mut factory).await {
             Ended::Local => {
                 shared.state.send_replace(ConnectionState::Closed(None));
@@ -61,19 +65,8 @@ pub(crate) async fn supervise(shared: Arc<ClientCore>, factory: TransportFactory
                 return;
             }
         }
+        shared
+            .state
+            .send_replace(ConnectionState::Connecting { attempt });
     }
-}
-
-/// Publishes `Connecting { attempt }`, unless the state already says so: the
-/// first attempt starts in the state the client was made with, and a notice
-/// for it would wake whoever waits on the state (`Client::connect_with`
-/// first) for nothing while the server starts.
-fn announce_connecting(shared: &ClientCore, attempt: u32) {
-    shared.state.send_if_modified(|state| {
-        if matches!(state, ConnectionState::Connecting { attempt: a } if *a == attempt) {
-            return false;
-        }
-        *state = ConnectionState::Connecting { attempt };
-        true
-    });
 }
